@@ -1,0 +1,157 @@
+"""Small helpers over gast trees: clean copies, renaming, pattern matching, parallel walks."""
+import gast
+
+from autograph.pyct import anno
+from autograph.pyct import parser
+from autograph.pyct import qual_names
+
+
+def copy_clean(node, preserve_annos=None):
+    """Deep-copies a node (or list of nodes), dropping annotations but `preserve_annos`.
+
+    Kept annotation values are shared with the original, not copied.
+    """
+    return _copy(node, frozenset(preserve_annos or ()))
+
+
+def _copy(node, preserve):
+    if isinstance(node, list):
+        return [_copy(n, preserve) for n in node]
+    if isinstance(node, tuple):
+        return tuple(_copy(n, preserve) for n in node)
+    if not isinstance(node, gast.AST):
+        return node
+    fields = {f: _copy(getattr(node, f, None), preserve) for f in node._fields}
+    new_node = type(node)(**fields)
+    for attr in node._attributes:
+        if hasattr(node, attr):
+            setattr(new_node, attr, getattr(node, attr))
+    for key in preserve:
+        anno.copyanno(node, new_node, key)
+    return new_node
+
+
+class _SymbolRenamer(gast.NodeTransformer):
+
+    def __init__(self, name_map):
+        self.name_map = name_map
+
+    def _rename(self, node):
+        qn = anno.getanno(node, anno.Basic.QN, None)
+        if qn not in self.name_map:
+            return self.generic_visit(node)
+        new_qn = self.name_map[qn]
+        new_node = new_qn.ast()
+        new_node.ctx = node.ctx
+        if isinstance(node, gast.Name) and isinstance(new_node, gast.Name):
+            new_node.annotation, new_node.type_comment = node.annotation, node.type_comment
+        gast.copy_location(new_node, node)
+        for key in anno.keys(node):
+            anno.copyanno(node, new_node, key)
+        anno.setanno(new_node, anno.Basic.QN, new_qn)
+        return new_node
+
+    visit_Name = visit_Attribute = visit_Subscript = _rename
+
+    def _rename_strings(self, names):
+        return [str(self.name_map.get(qual_names.QN(n), n)) for n in names]
+
+    def visit_Global(self, node):
+        node.names = self._rename_strings(node.names)
+        return node
+
+    visit_Nonlocal = visit_Global
+
+    def visit_FunctionDef(self, node):
+        node.name = self._rename_strings([node.name])[0]
+        return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+
+def rename_symbols(node, name_map):
+    """Renames symbols in place, {QN: QN}, including def names and nonlocal lists."""
+    qual_names.resolve(node)
+    renamer = _SymbolRenamer(name_map)
+    if isinstance(node, list):
+        return [renamer.visit(n) for n in node]
+    return renamer.visit(node)
+
+
+def keywords_to_dict(keywords):
+    """gast keyword nodes -> a gast Dict expression {'name': value}."""
+    return gast.Dict(keys=[gast.Constant(value=kw.arg, kind=None) for kw in keywords],
+                     values=[kw.value for kw in keywords])
+
+
+def matches(node, pattern):
+    """Whether `node` has the shape of `pattern` (source or node); `_` matches anything."""
+    if isinstance(pattern, str):
+        pattern = parser.parse_expression(pattern)
+    return _matches(node, pattern)
+
+
+def _matches(node, pattern):
+    if isinstance(pattern, gast.Name) and pattern.id == "_":
+        return True
+    if pattern == "_":
+        return True
+    if isinstance(pattern, list):
+        return (isinstance(node, list) and len(node) == len(pattern)
+                and all(_matches(n, p) for n, p in zip(node, pattern)))
+    if not isinstance(pattern, gast.AST):
+        return node == pattern
+    if type(node) is not type(pattern):
+        return False
+    return all(_matches(getattr(node, f, None), getattr(pattern, f, None))
+               for f in pattern._fields if f != "ctx")
+
+
+def apply_to_single_assignments(targets, values, apply_fn):
+    """Calls apply_fn(target, value) for each single assignment in an unpacking.
+
+    `a, b = c, d` gives (a, c), (b, d); `a, b = c` gives (a, c[0]), (b, c[1]);
+    `a = b, c` gives (a, (b, c)). Starred targets are passed whole.
+    """
+    if not isinstance(targets, (list, tuple)):
+        targets = [targets]
+    for target in targets:
+        unpackable = (isinstance(target, (gast.Tuple, gast.List))
+                      and not any(isinstance(e, gast.Starred) for e in target.elts))
+        if not unpackable:
+            apply_fn(target, values)
+            continue
+        for i, element in enumerate(target.elts):
+            if isinstance(values, (gast.Tuple, gast.List)) and len(values.elts) == len(target.elts):
+                value = values.elts[i]
+            else:
+                value = gast.Subscript(value=values, slice=gast.Constant(value=i, kind=None),
+                                       ctx=gast.Load())
+            apply_to_single_assignments(element, value, apply_fn)
+
+
+def parallel_walk(node, other, strict=True):
+    """Yields (n, o) pairs of two trees of the same shape, in pre-order.
+
+    With strict=False, a pair whose types or list lengths differ is yielded but
+    not descended into; with strict=True that raises ValueError.
+    """
+    stack = [(node, other)]
+    while stack:
+        n, o = stack.pop()
+        if isinstance(n, list) or isinstance(o, list):
+            if not (isinstance(n, list) and isinstance(o, list) and len(n) == len(o)):
+                if strict:
+                    raise ValueError(f"lists differ: {n!r} vs {o!r}")
+                continue
+            stack.extend(reversed(list(zip(n, o))))
+            continue
+        if not isinstance(n, gast.AST) or not isinstance(o, gast.AST):
+            continue
+        yield n, o
+        if type(n) is not type(o):
+            if strict:
+                raise ValueError(f"node types differ: {type(n).__name__} vs {type(o).__name__}")
+            continue
+        children = [(getattr(n, f, None), getattr(o, f, None)) for f in n._fields]
+        stack.extend(reversed(children))

@@ -1,0 +1,40 @@
+"""Fresh names for generated code that never clash with the user's names.
+
+Rule: a generated name is the requested root verbatim when it is free (roots are
+chosen by converters, TF style: `do_return`, `retval_`, `if_body`), otherwise
+the root with `_1`, `_2`, ... appended. A root that already ends in `_<digits>`
+continues that numbering. The Namer remembers what it handed out.
+"""
+from autograph.pyct import qual_names
+
+
+class Namer:
+    """Hands out symbol names unused by the globals, the given locals and itself."""
+
+    def __init__(self, global_names):
+        self.global_names = frozenset(global_names)
+        self.generated_names = set()
+
+    def new_symbol(self, name_root, reserved_locals):
+        """A new name starting with `name_root`; `reserved_locals`: strs or QNs."""
+        reserved = set()
+        for symbol in reserved_locals:
+            if isinstance(symbol, qual_names.QN):
+                reserved.update(str(s) for s in symbol.support_set)
+                reserved.add(symbol.ssf())
+            elif isinstance(symbol, str):
+                reserved.add(symbol)
+            else:
+                raise ValueError(f"reserved locals must be str or QN, got {symbol!r}")
+        root, sep, suffix = name_root.rpartition("_")
+        if sep and root and suffix.isdigit():
+            n = int(suffix)
+        else:
+            root, n = name_root, 0
+        name = name_root
+        while (name in self.global_names or name in reserved
+               or name in self.generated_names):
+            n += 1
+            name = f"{root}_{n}"
+        self.generated_names.add(name)
+        return name

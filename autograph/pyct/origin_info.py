@@ -1,0 +1,134 @@
+"""Origins: which line of the user's file each node, and each generated line, came from.
+
+`resolve` annotates a freshly parsed tree with anno.Basic.ORIGIN. Converters keep
+those annotations on the code they generate (templates copy them, and
+transformer.Base gives replacement nodes their original's origin).
+`create_source_map` then maps every line of the printed, generated code back to
+a line of the original file.
+"""
+import collections
+import io
+import linecache
+import tokenize
+
+import gast
+
+from autograph.pyct import anno
+from autograph.pyct import ast_util
+from autograph.pyct import parser
+
+Location = collections.namedtuple("Location", ("filename", "lineno", "col_offset"))
+LineLocation = collections.namedtuple("LineLocation", ("filename", "lineno"))
+
+
+class OriginInfo(collections.namedtuple(
+        "OriginInfo", ("loc", "function_name", "source_code_line", "comment"))):
+    """Where a node came from: Location, enclosing function name, the line's text, its comment."""
+
+    @property
+    def line_loc(self):
+        return LineLocation(self.loc.filename, self.loc.lineno)
+
+    def as_frame(self):
+        """(filename, lineno, function name, source line), as in traceback.extract_stack."""
+        return (self.loc.filename, self.loc.lineno, self.function_name,
+                self.source_code_line)
+
+    def __str__(self):
+        return f"{self.loc.filename}:{self.loc.lineno}:{self.loc.col_offset}"
+
+
+def resolve(node, source, context_filepath, context_lineno, context_col_offset=0):
+    """Annotates `node` and all below it with ORIGIN.
+
+    `node` was parsed from `source`, whose first line is line `context_lineno`
+    of `context_filepath`, and whose text was dedented by `context_col_offset`.
+    """
+    source_lines = source.splitlines()
+    comments = _comments_by_line(source)
+    function_names = _enclosing_function_names(node)
+    for n in gast.walk(node):
+        lineno = getattr(n, "lineno", None)
+        if lineno is None:
+            continue
+        loc = Location(context_filepath, context_lineno + lineno - 1,
+                       n.col_offset + context_col_offset)
+        line = source_lines[lineno - 1] if lineno <= len(source_lines) else ""
+        anno.setanno(n, anno.Basic.ORIGIN, OriginInfo(
+            loc, function_names.get(id(n)), line, comments.get(lineno)))
+    return node
+
+
+def resolve_entity(node, source, entity):
+    """Like resolve, for a tree that parser.parse_entity(entity) returned."""
+    _, parsed_source, filename, first_lineno = parser.parse_entity_with_origin(entity)
+    if parsed_source != source:
+        raise ValueError(f"the source given for {entity!r} is not the one parse_entity gives")
+    file_line = linecache.getline(filename, first_lineno)
+    first_line = source.splitlines()[0] if source else ""
+    col_offset = _indent_width(file_line) - _indent_width(first_line)
+    return resolve(node, source, filename, first_lineno, col_offset)
+
+
+def _indent_width(line):
+    return len(line) - len(line.lstrip())
+
+
+def _comments_by_line(source):
+    comments = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.string[1:].strip()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return comments
+
+
+def _enclosing_function_names(root):
+    """{id(node): name of the innermost function around it} for the tree at root."""
+    names = {}
+    stack = [(root, None)]
+    while stack:
+        node, name = stack.pop()
+        names[id(node)] = name
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            name = node.name
+        elif isinstance(node, gast.Lambda):
+            name = "<lambda>"
+        stack.extend((child, name) for child in gast.iter_child_nodes(node))
+    return names
+
+
+def create_source_map(nodes, code, filepath):
+    """{LineLocation(filepath, line of code): OriginInfo} for generated `code`.
+
+    `code` is what parser.unparse(nodes) printed. It is parsed again and walked
+    alongside `nodes`; a generated node without ORIGIN takes the origin of its
+    nearest annotated ancestor. Each line maps to the origin of the outermost
+    node that starts on it.
+    """
+    nodes = list(nodes) if isinstance(nodes, (list, tuple)) else [nodes]
+    reparsed = gast.parse(code).body
+    if len(nodes) == 1 and isinstance(nodes[0], gast.expr) and len(reparsed) == 1:
+        reparsed = [reparsed[0].value]
+    inherited = {}
+    for node in nodes:
+        _inherit_origins(node, inherited)
+    source_map = {}
+    for before, after in ast_util.parallel_walk(nodes, reparsed, strict=False):
+        origin = inherited.get(id(before))
+        lineno = getattr(after, "lineno", None)
+        if origin is None or lineno is None:
+            continue
+        source_map.setdefault(LineLocation(filepath, lineno), origin)
+    return source_map
+
+
+def _inherit_origins(root, inherited):
+    stack = [(root, None)]
+    while stack:
+        node, origin = stack.pop()
+        origin = anno.getanno(node, anno.Basic.ORIGIN, origin)
+        inherited[id(node)] = origin
+        stack.extend((child, origin) for child in gast.iter_child_nodes(node))

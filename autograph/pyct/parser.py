@@ -1,0 +1,259 @@
+"""Parsing: function and lambda objects, or source text, into gast trees; and printing back.
+
+`parse_entity(fn)` reads a function's source with `inspect`, dedents it and parses
+it with gast. `parse_entity_with_origin(fn)` also says where that source sits in
+its file, for source maps. `unparse(node)` prints gast trees with `ast.unparse`.
+"""
+import ast
+import inspect
+import io
+import linecache
+import textwrap
+import tokenize
+
+import gast
+
+
+class SourceUnavailableError(ValueError):
+    """The source code of a function could not be found (REPL, exec, builtins...)."""
+
+
+def parse_entity(entity, future_features=()):
+    """Parses a function, method or lambda; returns (node, source).
+
+    `node` is the gast FunctionDef/AsyncFunctionDef (decorators left in place) or
+    the gast Lambda; `source` is the dedented text that was parsed. For a lambda,
+    that is the whole statement around it.
+    `future_features` is accepted for callers that track `from __future__`
+    imports; none of those supported by Python 3.9+ changes how code parses.
+    """
+    node, source, _, _ = parse_entity_with_origin(entity, future_features)
+    return node, source
+
+
+def parse_entity_with_origin(entity, future_features=()):
+    """Like parse_entity; returns (node, source, filename, first_lineno).
+
+    `first_lineno` is the 1-based line of `filename` on which `source` starts:
+    line k of `source` is line `first_lineno + k - 1` of the file.
+    """
+    del future_features  # See parse_entity.
+    fn = _function_of(entity)
+    lines, first_lineno = _source_lines(fn)
+    filename = fn.__code__.co_filename
+    if fn.__code__.co_name == "<lambda>":
+        return _parse_lambda(fn, lines, first_lineno, filename)
+    source = dedent_block("".join(lines))
+    module = _parse_source(source, filename, first_lineno)
+    node = module.body[0]
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        raise ValueError(f"{filename}:{first_lineno}: expected a function definition "
+                         f"for {entity!r}, found {type(node).__name__}")
+    return node, source, filename, first_lineno
+
+
+def parse(src, preamble_len=0, single_node=True):
+    """Parses statements; returns the single statement, or the list of statements.
+
+    The first `preamble_len` statements (e.g. future imports) are dropped.
+    """
+    nodes = gast.parse(textwrap.dedent(src)).body[preamble_len:]
+    if not single_node:
+        return nodes
+    if len(nodes) != 1:
+        raise ValueError(f"expected exactly one statement, found {len(nodes)} in:\n{src}")
+    return nodes[0]
+
+
+def parse_expression(src):
+    """Parses one expression; returns the gast expression node."""
+    return gast.parse(src.strip(), mode="eval").body
+
+
+def unparse(node, indentation="    ", include_encoding_marker=False):
+    """Prints a gast node, or a list of them, as Python source (via ast.unparse)."""
+    if indentation != "    ":
+        raise ValueError("ast.unparse always indents with four spaces")
+    nodes = list(node) if isinstance(node, (list, tuple)) else [node]
+    std_nodes = [_to_std_ast(n) for n in nodes]
+    if std_nodes and all(isinstance(n, ast.stmt) for n in std_nodes):
+        std_nodes = [ast.Module(body=std_nodes, type_ignores=[])]
+    code = "\n".join(ast.unparse(ast.fix_missing_locations(n)) for n in std_nodes)
+    if include_encoding_marker:
+        code = "# coding=utf-8\n" + code
+    return code
+
+
+def _to_std_ast(node):
+    if type(node).__module__.startswith("gast"):
+        return gast.gast_to_ast(node)
+    return node
+
+
+def dedent_block(source):
+    """Removes the first line's indentation from every line, keeping strings intact.
+
+    Unlike textwrap.dedent, this leaves the inside of multi-line strings alone:
+    their lines may be indented less than the code (which defeats textwrap) and
+    their whitespace is part of the string's value. Falls back to textwrap.dedent
+    when the text cannot be tokenized (e.g. a cut-off expression).
+    """
+    lines = source.splitlines(keepends=True)
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[:len(first) - len(first.lstrip())]
+    if not indent:
+        return source
+    try:
+        protected = _lines_inside_tokens(source)
+    except (tokenize.TokenError, SyntaxError):
+        return textwrap.dedent(source)
+    result = []
+    for lineno, line in enumerate(lines, start=1):
+        if lineno not in protected:
+            n = 0
+            while n < len(indent) and n < len(line) and line[n] == indent[n]:
+                n += 1
+            line = line[n:]
+        result.append(line)
+    return "".join(result)
+
+
+def _lines_inside_tokens(source):
+    """Line numbers that start inside a multi-line token (strings, f-string parts)."""
+    protected = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        (start_row, _), (end_row, _) = token.start, token.end
+        if end_row > start_row:
+            protected.update(range(start_row + 1, end_row + 1))
+    return protected
+
+
+def _function_of(entity):
+    fn = inspect.unwrap(entity) if callable(entity) else entity
+    fn = getattr(fn, "__func__", fn)
+    if not hasattr(fn, "__code__"):
+        raise SourceUnavailableError(
+            f"{entity!r} is not a Python function: only functions, methods and "
+            "lambdas written in Python can be converted")
+    return fn
+
+
+def _source_lines(fn):
+    try:
+        lines, first_lineno = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise SourceUnavailableError(
+            f"could not get the source code of {fn!r} ({e}). Functions must be "
+            "defined in a file (not in the interactive shell, exec or eval) for "
+            "their source to be available") from e
+    return lines, max(first_lineno, 1)
+
+
+def _parse_source(source, filename, first_lineno):
+    try:
+        return gast.parse(source)
+    except SyntaxError as e:
+        lineno = first_lineno + (e.lineno or 1) - 1
+        raise ValueError(f"{filename}:{lineno}: could not parse the source of the "
+                         f"function ({e.msg}):\n{source}") from e
+
+
+# Lambdas: inspect gives the line(s) around the lambda; find the one we want.
+
+def _parse_lambda(fn, lines, first_lineno, filename):
+    code = fn.__code__
+    source = dedent_block("".join(lines))
+    try:
+        candidates = _lambdas_like(code, gast.parse(source), first_lineno)
+    except SyntaxError:
+        candidates = []
+    if not candidates:
+        # inspect cut a multi-line expression: widen to the enclosing statement.
+        source, first_lineno = _enclosing_statement(filename, code.co_firstlineno)
+        tree = _parse_source(source, filename, first_lineno)
+        candidates = _lambdas_like(code, tree, first_lineno)
+    if len(candidates) > 1:
+        candidates = [n for n in candidates if _same_code(n, code)]
+    if len(candidates) != 1:
+        found = "no lambda" if not candidates else f"{len(candidates)} identical lambdas"
+        raise ValueError(
+            f"{filename}:{code.co_firstlineno}: found {found} matching {fn!r}; "
+            "put each lambda on its own line, or use a def")
+    return candidates[0], source, filename, first_lineno
+
+
+def _lambdas_like(code, tree, first_lineno):
+    """The lambdas in `tree` on code's first line with code's argument names."""
+    return [n for n in gast.walk(tree)
+            if isinstance(n, gast.Lambda)
+            and n.lineno + first_lineno - 1 == code.co_firstlineno
+            and _lambda_arg_names(n) == _code_arg_names(code)]
+
+
+def _lambda_arg_names(node):
+    args = node.args
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.id for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names)
+
+
+def _code_arg_names(code):
+    count = (code.co_argcount + code.co_kwonlyargcount
+             + bool(code.co_flags & inspect.CO_VARARGS)
+             + bool(code.co_flags & inspect.CO_VARKEYWORDS))
+    return code.co_varnames[:count]
+
+
+def _same_code(lambda_node, code):
+    """Whether compiling `lambda_node` (with code's closure) gives code's bytecode."""
+    cells = "".join(f"    {name} = None\n" for name in code.co_freevars)
+    wrapper = f"def _wrapper():\n{cells}    return ({unparse(lambda_node)})\n"
+    try:
+        module_code = compile(wrapper, "<lambda candidate>", "exec")
+    except SyntaxError:
+        return False
+    wrapper_code = next(c for c in module_code.co_consts if inspect.iscode(c))
+    candidate = next(c for c in wrapper_code.co_consts if inspect.iscode(c))
+    return _code_signature(candidate) == _code_signature(code)
+
+
+def _code_signature(code):
+    consts = tuple(_code_signature(c) if inspect.iscode(c) else (type(c), c)
+                   for c in code.co_consts)
+    return (code.co_code, code.co_names, code.co_varnames, code.co_freevars, consts)
+
+
+def _enclosing_statement(filename, lineno):
+    """(dedented source, first line) of the smallest statement around `lineno`."""
+    file_lines = linecache.getlines(filename)
+    try:
+        module = ast.parse("".join(file_lines))
+    except SyntaxError:
+        return _parseable_window(file_lines, lineno)
+    best = None
+    for stmt in ast.walk(module):
+        if not isinstance(stmt, ast.stmt) or not stmt.lineno <= lineno <= stmt.end_lineno:
+            continue
+        has_lambda = any(isinstance(n, ast.Lambda) and n.lineno == lineno
+                         for n in ast.walk(stmt))
+        span = stmt.end_lineno - stmt.lineno
+        if has_lambda and (best is None or span < best.end_lineno - best.lineno):
+            best = stmt
+    if best is None:
+        raise SourceUnavailableError(f"{filename}:{lineno}: no lambda found on this line")
+    source = "".join(file_lines[best.lineno - 1:best.end_lineno])
+    return dedent_block(source), best.lineno
+
+
+def _parseable_window(file_lines, lineno, reach=30):
+    """The smallest window of lines around `lineno` that parses (file has errors)."""
+    for size in range(1, 2 * reach):
+        for before in range(0, min(size, lineno)):
+            start = lineno - before
+            chunk = dedent_block("".join(file_lines[start - 1:start - 1 + size]))
+            try:
+                ast.parse(chunk)
+            except SyntaxError:
+                continue
+            return chunk, start
+    raise SourceUnavailableError(f"could not find the statement around line {lineno}")

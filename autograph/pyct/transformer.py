@@ -1,0 +1,142 @@
+"""Base class for converters: a gast.NodeTransformer with context, block visits and state.
+
+    class LoopCounter(transformer.Base):
+        def visit_While(self, node):
+            with self.state[_Loop] as loop:   # a fresh _Loop() for this loop
+                loop.breaks = 0
+                node = self.generic_visit(node)
+            return node
+        def visit_Break(self, node):
+            self.state[_Loop].breaks += 1      # the innermost loop's state
+            return node
+"""
+import collections
+
+import gast
+
+from autograph.pyct import anno
+from autograph.pyct import parser
+
+
+class EntityInfo(collections.namedtuple(
+        "EntityInfo", ("name", "source_code", "source_file", "future_features",
+                       "namespace"))):
+    """What a conversion knows about the function being converted.
+
+    name: its name; source_code: the parsed (dedented) source; source_file: the
+    file it came from; future_features: `from __future__` names in effect;
+    namespace: the dict of names visible to it (globals and closure).
+    """
+
+
+class Context:
+    """Shared by all passes of one conversion: entity info, a Namer, user options."""
+
+    def __init__(self, info, namer, user):
+        self.info = info
+        self.namer = namer
+        self.user = user
+
+
+class _StateStack:
+    """A stack of instances of one class; `with` pushes a new one, attributes read the top."""
+
+    def __init__(self, state_type):
+        object.__setattr__(self, "_type", state_type)
+        object.__setattr__(self, "_stack", [])
+
+    @property
+    def level(self):
+        return len(self._stack)
+
+    @property
+    def value(self):
+        return self._stack[-1]
+
+    def enter(self):
+        self._stack.append(self._type())
+        return self._stack[-1]
+
+    def exit(self):
+        return self._stack.pop()
+
+    def __enter__(self):
+        return self.enter()
+
+    def __exit__(self, *exc_info):
+        self.exit()
+
+    def __getattr__(self, name):
+        return getattr(self._stack[-1], name)
+
+    def __setattr__(self, name, value):
+        setattr(self._stack[-1], name, value)
+
+
+class _State:
+    """`state[SomeClass]` is the _StateStack of SomeClass, created on first use."""
+
+    def __init__(self):
+        self._stacks = {}
+
+    def __getitem__(self, state_type):
+        if state_type not in self._stacks:
+            self._stacks[state_type] = _StateStack(state_type)
+        return self._stacks[state_type]
+
+
+class Base(gast.NodeTransformer):
+    """A converter pass. Annotations survive visits: nodes are changed in place, and
+    nodes a visit returns in place of another get that one's ORIGIN if they lack one."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.state = _State()
+
+    def visit(self, node):
+        if isinstance(node, list):
+            return self.visit_block(node)
+        result = super().visit(node)
+        if result is not node and result is not None and anno.hasanno(node, anno.Basic.ORIGIN):
+            origin = anno.getanno(node, anno.Basic.ORIGIN)
+            for new_node in result if isinstance(result, list) else [result]:
+                _set_missing_origin(new_node, origin)
+        return result
+
+    def visit_block(self, nodes, before_visit=None, after_visit=None):
+        """Visits a list of statements, splicing lists that visits return.
+
+        before_visit(): called before each statement. after_visit(node) returns
+        (node, destination); a destination that is not None is a list into which
+        the following statements go instead of the result (used to move the rest
+        of a block under a new statement).
+        """
+        if nodes is None:
+            return None
+        results = []
+        destination = results
+        for node in nodes:
+            if before_visit is not None:
+                before_visit()
+            replacement = self.visit(node)
+            new_destination = None
+            if after_visit is not None and replacement:
+                replacement, new_destination = after_visit(replacement)
+            if isinstance(replacement, (list, tuple)):
+                destination.extend(replacement)
+            elif replacement is not None:
+                destination.append(replacement)
+            if new_destination is not None:
+                destination = new_destination
+        return results
+
+    def debug_print(self, node):
+        """Prints the code of `node` (handy while writing a converter); returns node."""
+        print(parser.unparse(node))
+        return node
+
+
+def _set_missing_origin(node, origin):
+    for n in gast.walk(node):
+        if not anno.hasanno(n, anno.Basic.ORIGIN):
+            anno.setanno(n, anno.Basic.ORIGIN, origin)
