@@ -1,0 +1,56 @@
+"""runtime: a numpy-backed dataflow runtime, eager by default, with traced graphs.
+
+    import runtime as rt
+    x = rt.constant([[2.0]])
+    rt.matmul(x, x)                 # eager: runs at once, like numpy
+
+    @rt.function                    # traced once per input signature into a graph
+    def f(x):
+        return rt.matmul(x, x) + 1
+"""
+import types as _types
+
+from . import dtypes
+from . import errors
+from . import nest
+from .context import executing_eagerly, get_default_graph, init_scope, reset_default_graph
+from .context import run_functions_eagerly, functions_run_eagerly
+from .dtypes import (DType, as_dtype, bool_, complex64, complex128, float16, float32, float64,
+                     int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+from .shapes import TensorShape
+from .tensor import Tensor, EagerTensor, SymbolicTensor, is_tensor
+from .graph import Graph, Operation
+from .ops import overloads as _overloads  # noqa: F401 - installs Tensor operators
+from .ops.registry import constant, convert_to_tensor
+from .ops.math_ops import (
+    abs, add, add_n, argmax, argmin, bitwise_and, bitwise_or, bitwise_xor, cast, ceil,
+    clip_by_value, cos, divide, equal, exp, floor, floordiv, floormod, greater, greater_equal,
+    invert, is_finite, is_nan, less, less_equal, log, log1p, logical_and, logical_not,
+    logical_or, logical_xor, matmul, maximum, minimum, mod, multiply, negative, not_equal, pow,
+    reciprocal, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod,
+    reduce_sum, relu, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
+    squared_difference, subtract, tan, tanh, truediv)
+from .ops.array_ops import (
+    broadcast_to, concat, expand_dims, fill, gather, identity, one_hot, ones, ones_like, range,
+    rank, reshape, shape, size, split, squeeze, stack, stop_gradient, tile, transpose, unstack,
+    where, zeros, zeros_like)
+from .ops.logging_ops import Assert, debugging, print_ as print, py_function
+from .ops import nn_ops as _nn_ops
+from .ops import random_ops as _random_ops
+from .variables import Variable, global_variables_initializer, trainable_variables
+from .control_flow import cond, control_dependencies, group, no_op, while_loop
+from .function import ConcreteFunction, Function, TensorSpec, function
+from .session import Session, placeholder
+
+nn = _types.SimpleNamespace(
+    softmax=_nn_ops.softmax, log_softmax=_nn_ops.log_softmax,
+    softmax_cross_entropy_with_logits=_nn_ops.softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits=_nn_ops.sparse_softmax_cross_entropy_with_logits,
+    sigmoid_cross_entropy_with_logits=_nn_ops.sigmoid_cross_entropy_with_logits,
+    relu=relu, sigmoid=sigmoid, tanh=tanh, softplus=softplus)
+
+random = _types.SimpleNamespace(
+    uniform=_random_ops.uniform, normal=_random_ops.normal,
+    truncated_normal=_random_ops.truncated_normal, set_seed=_random_ops.set_seed)
+
+__version__ = "0.1.0.dev0"

@@ -1,0 +1,484 @@
+"""Functional control flow: `cond` and `while_loop` own their sub-graphs.
+
+Eagerly (a Python bool or an eager tensor as the predicate) both are plain
+Python. While tracing, each branch / the loop condition and body are traced
+once into sub-graphs; tensors of enclosing graphs they use become captures,
+fed by extra inputs of the `cond` / `while` operation. Outputs are checked:
+same structure, same dtypes, and for loops, shapes within their invariants.
+"""
+import contextlib
+
+import numpy as np
+
+from . import context
+from . import dtypes
+from . import nest
+from .auto_control_deps import add_control_dependencies
+from .executor import run_graph
+from .graph import Graph, Operation
+from .ops import registry
+from .ops.registry import apply, convert_to_tensor
+from .shapes import TensorShape
+from .tensor import EagerTensor, SymbolicTensor, Tensor
+from .variables import Variable
+
+__all__ = ["cond", "while_loop", "control_dependencies", "group", "no_op"]
+
+_NUMBERS = (bool, int, float, complex, np.generic)
+
+
+def _is_tensorlike(x):
+    return isinstance(x, (Tensor, Variable))
+
+
+def _describe(names, i, what="output"):
+    if names and i < len(names) and names[i]:
+        return f"'{names[i]}'"
+    return f"{what} {i}"
+
+
+# -- sub-graph tracing ---------------------------------------------------------------------
+
+def _trace_subgraph(fn, name, inputs_specs=()):
+    """Trace fn(*placeholders) into a new sub-graph; returns (graph, result)."""
+    graph = Graph(name=name, outer_graph=context.current_graph())
+    with graph.as_default():
+        phs = []
+        for i, (shape, dtype) in enumerate(inputs_specs):
+            op = graph.create_op(registry.get("placeholder"), [],
+                                 {"shape": shape.dims, "dtype": dtype},
+                                 [(shape, dtype)], name=f"arg{i}")
+            phs.append(op.outputs[0])
+        graph.inputs = phs
+        result = fn(*phs)
+    return graph, result
+
+
+def _finish_subgraph(graph, outputs):
+    with graph.as_default():
+        graph.outputs = [graph.capture(convert_to_tensor(t)) for t in outputs]
+    add_control_dependencies(graph)
+
+
+def _capture_inputs(graphs):
+    """The union of the graphs' captured outer tensors and, per graph, indices into it."""
+    union, index, maps = [], {}, []
+    for g in graphs:
+        m = []
+        for outer, _ in g.captures:
+            i = index.get(id(outer))
+            if i is None:
+                i = index[id(outer)] = len(union)
+                union.append(outer)
+            m.append(i)
+        maps.append(tuple(m))
+    return union, maps
+
+
+# -- cond ----------------------------------------------------------------------------------
+
+def _cond_kernel(pred, *captures, then_graph, else_graph, then_map, else_map):
+    if pred:
+        return run_graph(then_graph, [captures[i] for i in then_map])
+    return run_graph(else_graph, [captures[i] for i in else_map])
+
+
+def _cond_infer(inputs, then_graph, else_graph, then_map, else_map):
+    return [(a.shape.most_specific_compatible_shape(b.shape), a.dtype)
+            for a, b in zip(then_graph.outputs, else_graph.outputs)]
+
+
+_COND = registry.register("cond", _cond_kernel, _cond_infer, multi=True)
+
+
+def _static_pred(pred):
+    """A Python bool if `pred` is known without running a graph, else None."""
+    if isinstance(pred, (bool, np.bool_)):
+        return bool(pred)
+    if isinstance(pred, EagerTensor):
+        return bool(pred)
+    if isinstance(pred, Variable) and context.executing_eagerly():
+        return bool(pred)
+    if not isinstance(pred, Tensor) and not isinstance(pred, Variable):
+        return bool(pred)
+    return None
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """`true_fn()` if pred else `false_fn()`; a graph `cond` op when pred is symbolic."""
+    return cond_with_names(pred, true_fn, false_fn, name=name)
+
+
+def cond_with_names(pred, true_fn, false_fn, names=None, name=None):
+    """`cond` whose error messages call the outputs by `names` (used by the compiler)."""
+    if true_fn is None or false_fn is None:
+        raise TypeError("cond needs both true_fn and false_fn")
+    static = _static_pred(pred) if context.executing_eagerly() or not isinstance(
+        pred, (Tensor, Variable)) else None
+    if static is not None:
+        return true_fn() if static else false_fn()
+    pred = convert_to_tensor(pred)
+    if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
+        raise TypeError(f"cond: the predicate must be a scalar bool tensor, got dtype "
+                        f"{pred.dtype.name} and shape {pred.shape}")
+    then_graph, then_result = _trace_subgraph(lambda: true_fn(), "then")
+    else_graph, else_result = _trace_subgraph(lambda: false_fn(), "else")
+    if not nest.same_structure(then_result, else_result):
+        raise ValueError(
+            f"cond: true_fn and false_fn must return the same structure, got "
+            f"{nest.structure_str(then_result)} and {nest.structure_str(else_result)}"
+            + _names_note(names))
+    then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
+    outputs_then, outputs_else, template = [], [], []
+    for i, (a, b) in enumerate(zip(then_flat, else_flat)):
+        a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
+        if a is None and b is None:
+            template.append(None)
+            continue
+        if not isinstance(a, Tensor):
+            template.append(a)           # the same Python value from both branches
+            continue
+        template.append(_Out(len(outputs_then)))
+        outputs_then.append(a)
+        outputs_else.append(b)
+    _finish_subgraph(then_graph, outputs_then)
+    _finish_subgraph(else_graph, outputs_else)
+    captures, (then_map, else_map) = _capture_inputs([then_graph, else_graph])
+    outs = apply(_COND, [pred] + captures,
+                 {"then_graph": then_graph, "else_graph": else_graph,
+                  "then_map": then_map, "else_map": else_map}, name)
+    flat = [outs[leaf.index] if isinstance(leaf, _Out) else leaf for leaf in template]
+    return nest.pack_sequence_as(then_result, flat)
+
+
+class _Out:
+    """Marks the position of the i-th tensor output in a cond's result."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _names_note(names):
+    return f" (outputs: {', '.join(names)})" if names else ""
+
+
+def _unify_branch_values(a, b, then_graph, else_graph, what):
+    """Make a pair of branch outputs tensors of one dtype, or equal Python values."""
+    if isinstance(a, Variable):
+        with then_graph.as_default():
+            a = a.read_value()
+    if isinstance(b, Variable):
+        with else_graph.as_default():
+            b = b.read_value()
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if not a_t and not b_t:
+        if a is None and b is None:
+            return None, None
+        if _values_equal(a, b):
+            return a, b
+        if not (isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS)):
+            raise ValueError(
+                f"cond: {what} is {a!r} in the true branch and {b!r} in the false "
+                f"branch; a value that differs between the branches of a tensor "
+                f"condition must be a tensor (or number).")
+        dtype = _join_python_dtypes(a, b)
+        with then_graph.as_default():
+            a = registry.constant(a, dtype)
+        with else_graph.as_default():
+            b = registry.constant(b, dtype)
+        return a, b
+    if a is None or b is None:
+        raise ValueError(
+            f"cond: {what} is {'None' if a is None else 'a tensor'} in the true branch but "
+            f"{'None' if b is None else 'a tensor'} in the false branch")
+    if not a_t:
+        a = _python_to_branch_tensor(a, b.dtype, then_graph, what, "true")
+    if not b_t:
+        b = _python_to_branch_tensor(b, a.dtype, else_graph, what, "false")
+    if a.dtype != b.dtype:
+        raise TypeError(f"cond: {what} has dtype {a.dtype.name} in the true branch but "
+                        f"{b.dtype.name} in the false branch")
+    return a, b
+
+
+def _values_equal(a, b):
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b) if not isinstance(a, np.ndarray) else np.array_equal(a, b)
+    except Exception:  # noqa: BLE001 - objects with odd __eq__ count as different
+        return a is b
+
+
+def _join_python_dtypes(a, b):
+    da = registry._infer_python_dtype(a) if not isinstance(a, np.generic) else \
+        dtypes.as_dtype(np.asarray(a).dtype)
+    db = registry._infer_python_dtype(b) if not isinstance(b, np.generic) else \
+        dtypes.as_dtype(np.asarray(b).dtype)
+    return dtypes.result_type(da, db) if da.np.kind == db.np.kind else (
+        dtypes.float32 if {da.np.kind, db.np.kind} <= set("biuf") else dtypes.complex64)
+
+
+def _python_to_branch_tensor(value, dtype, graph, what, branch):
+    if not isinstance(value, _NUMBERS) and not isinstance(value, (list, tuple, np.ndarray)):
+        raise ValueError(f"cond: {what} is {value!r} in the {branch} branch but a tensor in "
+                         f"the other branch")
+    kind = dtypes.weak_kind(value)
+    target = dtypes.weak_result(kind, dtype) if kind is not None else dtype
+    if target != dtype:
+        raise TypeError(f"cond: {what} is the Python value {value!r} in the {branch} branch, "
+                        f"which does not fit the dtype {dtype.name} of the other branch")
+    with graph.as_default():
+        return registry.constant(value, dtype)
+
+
+# -- while_loop -----------------------------------------------------------------------------
+
+def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
+                  maximum_iterations):
+    values = list(args[:n_vars])
+    rest = args[n_vars:]
+    if maximum_iterations == "input":
+        limit, rest = int(rest[-1]), rest[:-1]
+    else:
+        limit = maximum_iterations
+    cond_caps = [rest[i] for i in cond_map]
+    body_caps = [rest[i] for i in body_map]
+    i = 0
+    while limit is None or i < limit:
+        if not run_graph(cond_graph, values + cond_caps)[0]:
+            break
+        values = run_graph(body_graph, values + body_caps)
+        i += 1
+    return values
+
+
+def _while_infer(inputs, n_vars, cond_graph, body_graph, **_):
+    return [(t.shape, t.dtype) for t in body_graph.inputs]
+
+
+_WHILE = registry.register("while", _while_kernel, _while_infer, multi=True)
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None,
+               name=None):
+    """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`."""
+    return while_loop_with_names(cond, body, loop_vars, shape_invariants,
+                                 maximum_iterations, name=name)
+
+
+def _is_symbolic_anywhere(values):
+    return any(isinstance(v, SymbolicTensor) or (isinstance(v, Variable)
+                                                 and not context.executing_eagerly())
+               for v in nest.flatten(values))
+
+
+def _eager_loop(cond, body, loop_vars, maximum_iterations):
+    values = loop_vars
+    single = not isinstance(loop_vars, (list, tuple))
+    limit = None if maximum_iterations is None else int(maximum_iterations)
+    i = 0
+    while limit is None or i < limit:
+        if single:
+            if not cond(values):
+                break
+            values = body(values)
+        else:
+            if not cond(*values):
+                break
+            result = body(*values)
+            if not isinstance(result, (list, tuple)):
+                result = [result]
+            values = type(loop_vars)(result) if type(loop_vars) in (list, tuple) else result
+        i += 1
+    return values
+
+
+def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
+                          maximum_iterations=None, names=None, name=None):
+    """`while_loop` whose errors call the loop variables by `names` (used by the compiler)."""
+    if not callable(cond) or not callable(body):
+        raise TypeError("while_loop: cond and body must be callable")
+    if context.executing_eagerly():
+        return _eager_loop(cond, body, loop_vars, maximum_iterations)
+    single = not isinstance(loop_vars, (list, tuple))
+    structure = [loop_vars] if single else list(loop_vars)
+    flat_init = [_loop_var_tensor(v, _describe(names, i, "loop variable"))
+                 for i, v in enumerate(nest.flatten(structure))]
+    invariants = _invariants(shape_invariants, structure, flat_init, single, names)
+    specs = [(shape, t.dtype) for shape, t in zip(invariants, flat_init)]
+
+    def call_with(fn):
+        def traced(*phs):
+            packed = nest.pack_sequence_as(structure, list(phs))
+            return fn(*packed)
+        return traced
+
+    cond_graph, cond_result = _trace_subgraph(call_with(cond), "while_cond", specs)
+    cond_result = _loop_condition(cond_result, cond_graph)
+    _finish_subgraph(cond_graph, [cond_result])
+    body_graph, body_result = _trace_subgraph(call_with(body), "while_body", specs)
+    if single or not isinstance(body_result, (list, tuple)):
+        body_result = [body_result]
+    if not nest.same_structure(_as_lists(structure), _as_lists(list(body_result))):
+        raise ValueError(
+            f"while_loop: the body must return the structure of the loop variables "
+            f"{nest.structure_str(structure)}, got {nest.structure_str(body_result)}"
+            + _names_note(names))
+    flat_body = nest.flatten(list(body_result))
+    outputs = []
+    with body_graph.as_default():
+        for i, (value, (shape, dtype)) in enumerate(zip(flat_body, specs)):
+            what = _describe(names, i, "loop variable")
+            t = _body_output(value, dtype, what)
+            if t.dtype != dtype:
+                raise TypeError(
+                    f"while_loop: {what} has dtype {dtype.name} before the loop but "
+                    f"{t.dtype.name} after an iteration; a loop variable must keep its dtype "
+                    f"(cast it before the loop or inside the body).")
+            if not t.shape.is_subshape_of(shape):
+                raise ValueError(
+                    f"while_loop: {what} has shape {shape} before the loop but {t.shape} "
+                    f"after an iteration. Give it a shape invariant with unknown (None) "
+                    f"dimensions: shape_invariants= in rt.while_loop, or "
+                    f"autograph.set_loop_options(shape_invariants=[(var, shape)]) as the "
+                    f"first statement of the loop body.")
+            outputs.append(t)
+    _finish_subgraph(body_graph, outputs)
+    captures, (cond_map, body_map) = _capture_inputs([cond_graph, body_graph])
+    inputs = flat_init + captures
+    attrs = {"n_vars": len(flat_init), "cond_graph": cond_graph, "body_graph": body_graph,
+             "cond_map": cond_map, "body_map": body_map, "maximum_iterations": None}
+    if maximum_iterations is not None:
+        static = registry.constant_value(maximum_iterations)
+        if static is not None:
+            attrs["maximum_iterations"] = int(static)
+        else:
+            attrs["maximum_iterations"] = "input"
+            inputs.append(convert_to_tensor(maximum_iterations))
+    outs = apply(_WHILE, inputs, attrs, name)
+    result = nest.pack_sequence_as(structure, outs)
+    return result[0] if single else (tuple(result) if isinstance(loop_vars, tuple) else result)
+
+
+def _as_lists(x):
+    """Structure with tuples and lists made alike (a body may return either)."""
+    if isinstance(x, (list, tuple)) and not nest.is_namedtuple(x):
+        return [_as_lists(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _as_lists(v) for k, v in x.items()}
+    return x
+
+
+def _loop_var_tensor(value, what):
+    if isinstance(value, Variable):
+        return value.read_value()
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, _NUMBERS) or isinstance(value, (np.ndarray, list)):
+        return convert_to_tensor(value)
+    raise TypeError(f"while_loop: {what} is {value!r} of type {type(value).__name__}; loop "
+                    f"variables of a graph loop must be tensors or numbers")
+
+
+def _body_output(value, dtype, what):
+    if isinstance(value, Variable):
+        return value.read_value()
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, _NUMBERS):
+        kind = dtypes.weak_kind(value) if not isinstance(value, np.generic) else None
+        if kind is not None and dtypes.weak_result(kind, dtype) == dtype:
+            return registry.constant(value, dtype)
+        return convert_to_tensor(value)
+    raise TypeError(f"while_loop: the body returned {value!r} for {what}; expected a tensor")
+
+
+def _loop_condition(result, graph):
+    with graph.as_default():
+        if isinstance(result, (bool, np.bool_)):
+            result = registry.constant(bool(result))
+        t = convert_to_tensor(result)
+    if not t.dtype.is_bool or t.shape.rank not in (0, None):
+        raise TypeError(f"while_loop: cond must return a scalar bool, got dtype "
+                        f"{t.dtype.name} and shape {t.shape}")
+    return t
+
+
+def _invariants(shape_invariants, structure, flat_init, single, names):
+    if shape_invariants is None:
+        return [t.shape for t in flat_init]
+    inv_structure = [shape_invariants] if single else list(shape_invariants)
+    flat = []
+
+    def leaves(x):
+        if x is None or isinstance(x, TensorShape):
+            flat.append(x)
+        elif isinstance(x, (list, tuple)) and all(
+                d is None or isinstance(d, (int, np.integer)) for d in x):
+            flat.append(TensorShape(x))
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                leaves(v)
+        elif isinstance(x, dict):
+            for k in nest._sorted_keys(x):
+                leaves(x[k])
+        else:
+            flat.append(TensorShape(x))
+    leaves(inv_structure)
+    if len(flat) != len(flat_init):
+        raise ValueError(f"while_loop: {len(flat)} shape invariants for {len(flat_init)} "
+                         f"loop variables")
+    out = []
+    for i, (inv, t) in enumerate(zip(flat, flat_init)):
+        if inv is None:
+            out.append(t.shape)
+            continue
+        if not t.shape.is_subshape_of(inv):
+            raise ValueError(f"while_loop: the shape invariant {inv} of "
+                             f"{_describe(names, i, 'loop variable')} does not hold for its "
+                             f"initial shape {t.shape}")
+        out.append(inv)
+    return out
+
+
+# -- control dependencies -------------------------------------------------------------------
+
+def _as_ops(items):
+    ops = []
+    for item in nest.flatten(list(items)):
+        if item is None or isinstance(item, (EagerTensor, Variable)):
+            continue
+        if isinstance(item, SymbolicTensor):
+            ops.append(item.op)
+        elif isinstance(item, Operation):
+            ops.append(item)
+        else:
+            raise TypeError(f"control_dependencies: expected operations or tensors, got "
+                            f"{item!r}")
+    return ops
+
+
+def control_dependencies(control_inputs):
+    """Ops created inside the `with` block run after `control_inputs` (graphs only)."""
+    graph = context.current_graph()
+    if graph is None:
+        return contextlib.nullcontext()
+    return graph.control_dependencies(None if control_inputs is None
+                                      else _as_ops(control_inputs))
+
+
+def no_op(name=None):
+    """An operation that does nothing (a place to hang control dependencies)."""
+    return apply(registry.get("no_op"), [], {}, name)
+
+
+def group(*inputs, name=None):
+    """One operation that runs after all of `inputs` (None when executing eagerly)."""
+    if context.executing_eagerly():
+        return None
+    graph = context.current_graph()
+    with graph.control_dependencies(_as_ops(inputs)):
+        return no_op(name=name or "group")

@@ -1,0 +1,76 @@
+"""Error types raised by the runtime.
+
+A kernel that fails while a graph runs raises an `OpError` naming the operation
+and the user's source line that created it. The raised class also derives from
+the original exception's class when it can, so `except ValueError:` still
+catches a numpy ValueError raised inside a graph.
+"""
+import threading
+
+__all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError",
+           "AssertionFailedError", "OutOfRangeError", "UnimplementedError"]
+
+
+class OpError(Exception):
+    """A failure while running (or building) an operation.
+
+    Attributes: `op` (the Operation, or None eagerly), `message`, `origin`
+    (a `traceback_utils.Frame` of the user's source line, or None).
+    """
+
+    def __init__(self, message, op=None, origin=None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+        self.origin = origin
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """An operation received an argument it cannot handle (bad shape, bad value)."""
+
+
+class FailedPreconditionError(OpError):
+    """The runtime is not in a state to run the operation (uninitialized variable)."""
+
+
+class OutOfRangeError(OpError, IndexError):
+    """An index or iteration went past its end."""
+
+
+class UnimplementedError(OpError, NotImplementedError):
+    """The operation is not supported here."""
+
+
+class AssertionFailedError(InvalidArgumentError, AssertionError):
+    """An `rt.Assert` or `rt.debugging.assert_*` check failed."""
+
+
+_combined = {}
+_combined_lock = threading.Lock()
+
+
+def wrap_kernel_error(exc, message, op=None, origin=None):
+    """An OpError for `exc` whose class also derives from type(exc) when possible."""
+    if isinstance(exc, OpError):
+        return exc
+    cls = type(exc)
+    if issubclass(cls, AssertionError):
+        err_cls = AssertionFailedError
+    else:
+        err_cls = _combined_class(cls)
+    return err_cls(message, op=op, origin=origin)
+
+
+def _combined_class(cls):
+    if cls is ValueError:
+        return InvalidArgumentError
+    with _combined_lock:
+        found = _combined.get(cls)
+        if found is None:
+            try:
+                found = type(cls.__name__, (OpError, cls), {"__module__": __name__})
+                found("probe")
+            except TypeError:      # incompatible layout (e.g. OSError subclasses)
+                found = OpError
+            _combined[cls] = found
+        return found

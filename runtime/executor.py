@@ -1,0 +1,136 @@
+"""The plain graph executor: runs the ops a fetch needs, in order, freeing as it goes.
+
+A `Plan` is computed once per (graph, fetches, feeds): the needed operations in
+creation (topological) order, a slot per tensor, and for each step the slots
+whose last consumer it is, which are released right after it runs. Kernels run
+in an eager scope (a py_function inside a graph runs eagerly). A failing kernel
+raises an error naming the operation and the user's source line that made it.
+"""
+import threading
+
+import numpy as np
+
+from . import context
+from .errors import OpError, wrap_kernel_error
+
+__all__ = ["Plan", "run_graph", "plan_for"]
+
+_plan_lock = threading.Lock()
+
+
+class Plan:
+    """A schedule for computing `fetches` from `feeds` in `graph`."""
+
+    __slots__ = ("graph", "steps", "n_slots", "feed_slots", "fetch_slots", "ops")
+
+    def __init__(self, graph, fetches, feeds, extra_ops=()):
+        fed = {id(t) for t in feeds}
+        needed = set()
+        stack = [t.op for t in fetches if id(t) not in fed] + list(extra_ops)
+        while stack:
+            op = stack.pop()
+            if op in needed:
+                continue
+            needed.add(op)
+            for t in op.inputs:
+                if id(t) not in fed and t.op not in needed:
+                    stack.append(t.op)
+            stack.extend(c for c in op.control_inputs if c not in needed)
+        foreign = [op for op in needed if op.graph is not graph]
+        if foreign:
+            raise ValueError(f"{foreign[0].describe()} is not in graph '{graph.name}'")
+        ops = [op for op in graph.ops if op in needed]
+
+        slots = {}
+
+        def slot(t):
+            s = slots.get(id(t))
+            if s is None:
+                s = slots[id(t)] = len(slots)
+            return s
+
+        self.feed_slots = [slot(t) for t in feeds]
+        steps = []
+        last_use = {}
+        for i, op in enumerate(ops):
+            ins = [slot(t) for t in op.inputs]
+            for s in ins:
+                last_use[s] = i
+            outs = [slot(t) for t in op.outputs]
+            steps.append([op, op.opdef.kernel, ins, outs, op.attrs, op.opdef.multi, []])
+        self.fetch_slots = [slot(t) for t in fetches]
+        keep = set(self.fetch_slots)
+        for s, i in last_use.items():
+            if s not in keep:
+                steps[i][6].append(s)
+        # Outputs nobody reads are dropped right after their op runs.
+        for i, step in enumerate(steps):
+            for s in step[3]:
+                if s not in last_use and s not in keep:
+                    step[6].append(s)
+        self.steps = [tuple(s) for s in steps]
+        self.n_slots = len(slots)
+        self.graph = graph
+        self.ops = ops
+
+    def run(self, feed_values):
+        values = [None] * self.n_slots
+        for s, v in zip(self.feed_slots, feed_values):
+            values[s] = v
+        step = None
+        context.push(None)
+        try:
+            for step in self.steps:
+                op, kernel, ins, outs, attrs, multi, frees = step
+                result = kernel(*[values[s] for s in ins], **attrs)
+                if outs:
+                    if multi:
+                        for s, r in zip(outs, result):
+                            values[s] = r if type(r) is np.ndarray else np.asarray(r)
+                    else:
+                        values[outs[0]] = (result if type(result) is np.ndarray
+                                           else np.asarray(result))
+                for s in frees:
+                    values[s] = None
+        except OpError as e:
+            if e.op is None and step is not None:
+                raise _op_error(step[0], e) from e
+            raise
+        except Exception as e:  # noqa: BLE001 - re-raised naming the operation
+            raise _op_error(step[0], e) from e
+        finally:
+            context.pop()
+        return [values[s] for s in self.fetch_slots]
+
+
+def _op_error(op, exc):
+    text = f"{op.describe()} failed: {exc}"
+    if op.origin is not None:
+        line = op.origin.line()
+        text += f"\n  {op.origin}" + (f"\n    {line}" if line else "")
+    if isinstance(exc, OpError):
+        return type(exc)(text, op=op, origin=op.origin)
+    return wrap_kernel_error(exc, text, op=op, origin=op.origin)
+
+
+def plan_for(graph, fetches=None, feeds=None):
+    """The (cached) plan computing a graph's outputs from its inputs and captures."""
+    key = None
+    if fetches is None:
+        plans = graph._plans
+        plan = plans.get(None)
+        if plan is not None:
+            return plan
+        fetches = graph.outputs
+        feeds = list(graph.inputs) + [inner for _, inner in graph.captures]
+        plan = Plan(graph, fetches, feeds, graph.control_outputs)
+        with _plan_lock:
+            plans[key] = plan
+        return plan
+    return Plan(graph, fetches, feeds or [])
+
+
+def run_graph(graph, feed_values):
+    """Run a function-like graph: feed inputs then captures, return its flat outputs."""
+    plan = graph._plans.get(None) or plan_for(graph)
+    return plan.run(feed_values)

@@ -1,0 +1,424 @@
+"""Graph functions: `rt.function` traces Python into a graph once per input signature.
+
+Calling a `Function` computes a key from its arguments (shape and dtype of each
+tensor, value of each Python argument, identity of each variable), traces the
+Python function into a `ConcreteFunction` on the first call with that key, and
+runs its graph. Inside another graph, the call becomes one `call` operation
+that owns the callee's graph. Python side effects happen only while tracing.
+"""
+import functools
+import inspect
+import threading
+import weakref
+
+import numpy as np
+
+from . import context
+from . import dtypes
+from . import nest
+from .auto_control_deps import add_control_dependencies
+from .executor import run_graph
+from .graph import Graph, Operation
+from .ops import registry
+from .ops.registry import apply, convert_to_tensor
+from .shapes import TensorShape
+from .tensor import EagerTensor, SymbolicTensor, Tensor
+from .variables import Variable
+
+__all__ = ["function", "Function", "ConcreteFunction", "TensorSpec"]
+
+
+class TensorSpec:
+    """Describes a tensor argument: `rt.TensorSpec(shape, dtype)`; dims may be None."""
+
+    __slots__ = ("shape", "dtype", "name")
+
+    def __init__(self, shape=None, dtype=dtypes.float32, name=None):
+        self.shape = TensorShape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, t, name=None):
+        return cls(t.shape, t.dtype, name)
+
+    def is_compatible_with(self, t):
+        return self.dtype == t.dtype and self.shape.is_compatible_with(t.shape)
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorSpec) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        name = f", name={self.name!r}" if self.name else ""
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}{name})"
+
+
+# -- the call operation ------------------------------------------------------------------
+
+def _call_kernel(*arrays, f):
+    return run_graph(f, arrays)
+
+
+def _call_infer(inputs, f):
+    return [(t.shape, t.dtype) for t in f.outputs]
+
+
+_CALL = registry.register("call", _call_kernel, _call_infer, multi=True)
+
+
+class _Slot:
+    """Marks where the i-th flat output tensor goes in a structured result."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return f"<output {self.index}>"
+
+
+def _placeholder(spec_shape, dtype, name):
+    op = context.current_graph().create_op(
+        registry.get("placeholder"), [], {"shape": spec_shape.dims, "dtype": dtype},
+        [(spec_shape, dtype)], name=name)
+    return op.outputs[0]
+
+
+class ConcreteFunction:
+    """One trace of a Python function: a graph plus how to map arguments and results."""
+
+    def __init__(self, graph, output_template, arg_template, name):
+        self.graph = graph
+        self._output_template = output_template
+        self._arg_template = arg_template      # (args, kwargs) with TensorSpec leaves
+        self.name = name
+        self._single = isinstance(output_template, _Slot)
+
+    @property
+    def inputs(self):
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self):
+        return list(self.graph.outputs)
+
+    @property
+    def structured_outputs(self):
+        return nest.pack_sequence_as(
+            self._output_template,
+            [self.graph.outputs[leaf.index] if isinstance(leaf, _Slot) else leaf
+             for leaf in nest.flatten(self._output_template)])
+
+    @property
+    def structured_input_signature(self):
+        return self._arg_template
+
+    def _call_flat(self, tensors):
+        """Run on flat input tensors (eager or symbolic); returns the structured result."""
+        captures = [outer for outer, _ in self.graph.captures]
+        outs = apply(_CALL, list(tensors) + captures, {"f": self.graph}, name=self.name)
+        if self._single:
+            return outs[self._output_template.index]
+        leaves = [outs[leaf.index] if isinstance(leaf, _Slot) else leaf
+                  for leaf in nest.flatten(self._output_template)]
+        return nest.pack_sequence_as(self._output_template, leaves)
+
+    def __call__(self, *args, **kwargs):
+        """Call with the tensors of the traced signature (Python arguments are fixed)."""
+        specs = [leaf for leaf in nest.flatten(self._arg_template) if isinstance(leaf, TensorSpec)]
+        given = [leaf for leaf in nest.flatten((list(args), kwargs))
+                 if isinstance(leaf, (Tensor, np.ndarray, Variable))]
+        if len(given) != len(specs):
+            raise TypeError(f"{self.name}: expected {len(specs)} tensor arguments, got "
+                            f"{len(given)}")
+        tensors = []
+        for value, spec, ph in zip(given, specs, self.graph.inputs):
+            t = convert_to_tensor(value, dtype=spec.dtype)
+            if not t.shape.is_compatible_with(ph.shape):
+                raise ValueError(f"{self.name}: argument of shape {t.shape} is not compatible "
+                                 f"with the traced shape {ph.shape}")
+            tensors.append(t)
+        return self._call_flat(tensors)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.name} ({len(self.graph.ops)} ops)>"
+
+
+# -- signature keys -----------------------------------------------------------------------
+
+class _Unhashable:
+    """Key part for an argument we can only compare by identity."""
+
+    __slots__ = ("ref", "__weakref__")
+
+    def __init__(self, obj):
+        self.ref = id(obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Unhashable) and other.ref == self.ref
+
+    def __hash__(self):
+        return hash(self.ref)
+
+
+def _encode(x, tensors):
+    """A hashable key part for argument `x`; tensor leaves are appended to `tensors`."""
+    if isinstance(x, EagerTensor):
+        tensors.append(x)
+        return (x._dtype, x._value.shape)
+    if isinstance(x, SymbolicTensor):
+        tensors.append(x)
+        return (x._dtype, x._shape.dims)
+    if isinstance(x, np.ndarray):
+        t = EagerTensor(registry.to_array(x))
+        tensors.append(t)
+        return (t._dtype, x.shape)
+    if isinstance(x, Variable):
+        return ("variable", x.uid)
+    t = type(x)
+    if t is tuple or t is list:
+        return (t,) + tuple(_encode(v, tensors) for v in x)
+    if t is dict:
+        return (dict,) + tuple((k, _encode(x[k], tensors)) for k in nest._sorted_keys(x))
+    if isinstance(x, tuple) and hasattr(t, "_fields"):
+        return (t,) + tuple(_encode(v, tensors) for v in x)
+    if isinstance(x, TensorSpec):
+        tensors.append(x)
+        return (x.dtype, x.shape.dims)
+    try:
+        hash(x)
+    except TypeError:
+        return (t, _Unhashable(x))
+    return (t, x)
+
+
+def _replace_tensors(x, fn):
+    """`x` with each tensor-like leaf replaced by fn(leaf, path)."""
+    def walk(v, path):
+        if isinstance(v, (Tensor, np.ndarray, TensorSpec)):
+            return fn(v, path)
+        t = type(v)
+        if t is tuple or t is list:
+            return t(walk(c, f"{path}_{i}") for i, c in enumerate(v))
+        if t is dict:
+            return {k: walk(c, f"{path}_{k}") for k, c in v.items()}
+        if isinstance(v, tuple) and hasattr(t, "_fields"):
+            return t(*(walk(c, f"{path}_{f}") for f, c in zip(t._fields, v)))
+        return v
+    return walk(x, "")
+
+
+def _output_leaf(x):
+    if isinstance(x, Tensor):
+        return context.current_graph().capture(x)
+    if isinstance(x, Variable):
+        return x.read_value()
+    if isinstance(x, Operation):
+        return None
+    if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)):
+        return registry.constant(x)
+    return x
+
+
+def trace_into_graph(python_function, args, kwargs, name, arg_names, input_signature=None):
+    """Trace `python_function` on placeholders; returns a ConcreteFunction."""
+    graph = Graph(name=name, outer_graph=context.current_graph())
+    graph.is_function = True
+    with graph.as_default():
+        def to_placeholder(v, path):
+            spec = v if isinstance(v, TensorSpec) else TensorSpec.from_tensor(
+                v if isinstance(v, Tensor) else EagerTensor(registry.to_array(v)))
+            ph = _placeholder(spec.shape, spec.dtype, spec.name or path.lstrip("_") or "arg")
+            graph.inputs.append(ph)
+            return ph
+
+        p_args = [
+            _replace_tensors(a, lambda v, p, n=n: to_placeholder(v, n + p))
+            for a, n in zip(args, arg_names)]
+        p_kwargs = {k: _replace_tensors(v, lambda v, p, n=k: to_placeholder(v, n + p))
+                    for k, v in kwargs.items()}
+        result = python_function(*p_args, **p_kwargs)
+        leaves = [_output_leaf(x) for x in nest.flatten(result)]
+        outputs, template_leaves = [], []
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                template_leaves.append(_Slot(len(outputs)))
+                outputs.append(leaf)
+            else:
+                template_leaves.append(leaf)
+        graph.outputs = outputs
+        template = nest.pack_sequence_as(result, template_leaves)
+    add_control_dependencies(graph)
+    arg_template = (_replace_tensors(tuple(args), lambda v, p: v if isinstance(v, TensorSpec)
+                                     else TensorSpec.from_tensor(convert_to_tensor(v))),
+                    kwargs)
+    return ConcreteFunction(graph, template, arg_template, name)
+
+
+# -- Function -------------------------------------------------------------------------------
+
+class Function:
+    """A Python function traced into graphs per input signature (see `rt.function`)."""
+
+    def __init__(self, python_function, input_signature=None, name=None, _tracer=None):
+        self.python_function = python_function
+        self._name = name or getattr(python_function, "__name__", "function")
+        self.input_signature = (None if input_signature is None
+                                else tuple(nest.flatten(input_signature)))
+        self._signature_structure = input_signature
+        self._cache = {}
+        self._lock = threading.RLock()
+        self._bound = weakref.WeakKeyDictionary()
+        self._bound_strong = {}
+        self._tracer = _tracer              # autograph passes the converted function here
+        self._sig = None
+        self._fast_arity = None
+        functools.update_wrapper(self, python_function, updated=())
+        self._init_signature(python_function)
+
+    def _init_signature(self, fn):
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return
+        self._sig = sig
+        params = list(sig.parameters.values())
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        if plain:
+            self._fast_arity = len(params)
+        self._arg_names = [p.name for p in params]
+
+    # -- method binding ------------------------------------------------------------
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        try:
+            bound = self._bound.get(instance)
+        except TypeError:
+            bound = self._bound_strong.get(id(instance))
+        if bound is None:
+            method = self.python_function.__get__(instance, owner)
+            tracer = self._tracer.__get__(instance, owner) if self._tracer else None
+            bound = type(self)(method, self._signature_structure, self._name, tracer)
+            try:
+                self._bound[instance] = bound
+            except TypeError:
+                self._bound_strong[id(instance)] = bound
+        return bound
+
+    # -- calling ---------------------------------------------------------------------
+    def _canonicalize(self, args, kwargs):
+        if not kwargs and self._fast_arity == len(args):
+            return args, {}
+        if self._sig is None:
+            return args, kwargs
+        bound = self._sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+    def _arg_names_for(self, args):
+        names = getattr(self, "_arg_names", [])
+        out = []
+        for i in range(len(args)):
+            out.append(names[i] if i < len(names) and
+                       self._sig.parameters[names[i]].kind != inspect.Parameter.VAR_POSITIONAL
+                       else f"args_{i}")
+        return out
+
+    def _apply_signature(self, args, kwargs):
+        if kwargs:
+            raise TypeError(f"{self._name}: functions with an input_signature take "
+                            f"positional arguments only")
+        flat = nest.flatten(list(args))
+        if len(flat) != len(self.input_signature):
+            raise TypeError(f"{self._name}: expected {len(self.input_signature)} arguments "
+                            f"matching the input_signature, got {len(flat)}")
+        tensors = []
+        for i, (value, spec) in enumerate(zip(flat, self.input_signature)):
+            t = convert_to_tensor(value, dtype=spec.dtype) if not isinstance(value, Tensor) \
+                else value
+            if t.dtype != spec.dtype or not t.shape.is_compatible_with(spec.shape):
+                raise ValueError(
+                    f"{self._name}: argument {i} ({t.dtype.name}{list(t.shape.dims or [])}) "
+                    f"does not match the input_signature {spec}")
+            tensors.append(t)
+        return tensors
+
+    def _lookup(self, args, kwargs):
+        if self.input_signature is not None:
+            tensors = self._apply_signature(args, kwargs)
+            key = "signature"
+            concrete = self._cache.get(key)
+            if concrete is None:
+                concrete = self._trace_with_key(
+                    key, nest.pack_sequence_as(list(self._signature_structure),
+                                               list(self.input_signature)), {})
+            return concrete, tensors
+        args, kwargs = self._canonicalize(args, kwargs)
+        tensors = []
+        key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
+        concrete = self._cache.get(key)
+        if concrete is None:
+            concrete = self._trace_with_key(key, args, kwargs)
+        return concrete, tensors
+
+    def _trace_with_key(self, key, args, kwargs):
+        with self._lock:
+            concrete = self._cache.get(key)
+            if concrete is None:
+                fn = self._tracer if self._tracer is not None else self.python_function
+                concrete = trace_into_graph(fn, list(args), kwargs, self._name,
+                                            self._arg_names_for(args))
+                if not any(isinstance(outer, SymbolicTensor)
+                           for outer, _ in concrete.graph.captures):
+                    self._cache[key] = concrete
+            return concrete
+
+    def __call__(self, *args, **kwargs):
+        if context.functions_run_eagerly():
+            fn = self._tracer if self._tracer is not None else self.python_function
+            return fn(*args, **kwargs)
+        concrete, tensors = self._lookup(args, kwargs)
+        return concrete._call_flat(tensors)
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The ConcreteFunction for these arguments (TensorSpecs allowed), tracing if new."""
+        if self.input_signature is not None and not args and not kwargs:
+            args = nest.pack_sequence_as(list(self._signature_structure),
+                                         list(self.input_signature))
+            return self._lookup_specs(args, {})
+        return self._lookup_specs(args, kwargs)
+
+    def _lookup_specs(self, args, kwargs):
+        if self.input_signature is not None:
+            concrete = self._cache.get("signature")
+            if concrete is None:
+                concrete = self._trace_with_key("signature", list(args), {})
+            return concrete
+        args, kwargs = self._canonicalize(args, kwargs)
+        key = (_encode(args, []), _encode(kwargs, []) if kwargs else None)
+        return self._cache.get(key) or self._trace_with_key(key, args, kwargs)
+
+    def experimental_get_tracing_count(self):
+        return len(self._cache)
+
+    @property
+    def concrete_functions(self):
+        return list(self._cache.values())
+
+    def __repr__(self):
+        return f"<rt.function {self._name}>"
+
+
+def function(func=None, *, input_signature=None, name=None):
+    """Decorator: trace `func` into a graph per input signature and run the graph."""
+    if func is None:
+        return functools.partial(function, input_signature=input_signature, name=name)
+    if isinstance(func, Function):
+        return func
+    return Function(func, input_signature=input_signature, name=name)

@@ -1,0 +1,298 @@
+"""Graphs: operations wired by symbolic tensors, and their readable text form.
+
+A `Graph` holds operations in creation order (which is a topological order).
+Sub-graphs (function bodies, cond branches, loop bodies) name an `outer_graph`;
+a tensor of an enclosing graph used inside becomes a *capture*: a placeholder
+in the sub-graph, fed by an extra input of the operation that owns it.
+Every operation records the user's source frame that created it.
+"""
+import contextlib
+import itertools
+
+import numpy as np
+
+from . import context
+from . import traceback_utils
+from .tensor import EagerTensor, SymbolicTensor
+
+__all__ = ["Graph", "Operation"]
+
+_graph_ids = itertools.count()
+
+
+class Operation:
+    """One node of a graph: an op type applied to input tensors with attributes."""
+
+    __slots__ = ("graph", "type", "name", "inputs", "attrs", "outputs", "control_inputs",
+                 "origin", "opdef", "_effects", "__weakref__")
+
+    def __init__(self, graph, opdef, name, inputs, attrs, control_inputs, origin):
+        self.graph = graph
+        self.opdef = opdef
+        self.type = opdef.name
+        self.name = name
+        self.inputs = inputs
+        self.attrs = attrs
+        self.control_inputs = control_inputs
+        self.origin = origin
+        self.outputs = ()
+        self._effects = None
+
+    # -- effects on state, used by automatic control dependencies and pruning --
+    def subgraphs(self):
+        """The graphs this operation owns or calls (cond branches, loop bodies, functions)."""
+        return [g for g in self.attrs.values() if isinstance(g, Graph)]
+
+    def effects(self):
+        """(resources read, resources written, stateful?) including sub-graphs."""
+        if self._effects is None:
+            effect = self.opdef.effect
+            reads, writes = set(), set()
+            if effect is not None:
+                resource = self.attrs["var"]
+                (writes if effect == "write" else reads).add(resource)
+            stateful = self.opdef.stateful
+            for g in self.subgraphs():
+                r, w, s = g.effects()
+                reads |= r
+                writes |= w
+                stateful = stateful or s
+            self._effects = (frozenset(reads), frozenset(writes), stateful)
+        return self._effects
+
+    @property
+    def stateful(self):
+        return self.effects()[2]
+
+    def add_control_input(self, op):
+        if op is not self and op not in self.control_inputs:
+            self.control_inputs.append(op)
+
+    def __repr__(self):
+        where = f" at {self.origin.short()}" if self.origin is not None else ""
+        return f"<rt.Operation '{self.name}' type={self.type}{where}>"
+
+    def describe(self):
+        """'op add_3 (add) created at model.py:12 in step' for error messages."""
+        text = f"operation '{self.name}' ({self.type})"
+        if self.origin is not None:
+            text += f" created at {self.origin.filename}:{self.origin.lineno} in {self.origin.name}"
+        return text
+
+
+class Graph:
+    """A dataflow graph. Ops are added to it while it is the default graph."""
+
+    def __init__(self, name="graph", outer_graph=None):
+        self.name = name
+        self.id = next(_graph_ids)
+        self.outer_graph = outer_graph
+        self.ops = []
+        self._names = {}
+        self._ops_by_name = {}
+        self.inputs = []              # placeholders fed by the caller, in order
+        self.captures = []            # (outer tensor, inner placeholder)
+        self._capture_map = {}        # id(outer tensor) -> inner placeholder
+        self._keepalive = []          # captured eager tensors (their ids are keys)
+        self.outputs = []             # flat output tensors
+        self.control_outputs = []     # stateful ops that must run whenever the graph runs
+        self.variables = []           # variables created in this graph (TF1 style)
+        self._control_stack = []
+        self.seed = None
+        self._random_ops = 0
+        self._effects = None
+        self._plans = {}
+
+    # -- building ------------------------------------------------------------
+    def as_default(self):
+        """Context manager: ops created inside are added to this graph."""
+        return context.graph_scope(self)
+
+    def unique_name(self, base):
+        count = self._names.get(base)
+        if count is None:
+            self._names[base] = 1
+            if base not in self._ops_by_name:
+                return base
+            count = 1
+        while True:
+            name = f"{base}_{count}"
+            count += 1
+            if name not in self._ops_by_name:
+                self._names[base] = count
+                return name
+
+    def create_op(self, opdef, inputs, attrs, output_specs, name=None, origin=None):
+        """Add an operation; `inputs` must already belong to this graph."""
+        control = []
+        for deps in self._control_stack:
+            for dep in deps:
+                if dep.graph is self and dep not in control:
+                    control.append(dep)
+        op = Operation(self, opdef, self.unique_name(name or opdef.name), inputs, attrs,
+                       control, origin if origin is not None else traceback_utils.user_frame(2))
+        op.outputs = tuple(SymbolicTensor(op, i, shape, dtype)
+                           for i, (shape, dtype) in enumerate(output_specs))
+        self.ops.append(op)
+        self._ops_by_name[op.name] = op
+        self._effects = None
+        self._plans.clear()
+        return op
+
+    def capture(self, tensor):
+        """The tensor to use in this graph for `tensor` (maybe from another graph)."""
+        if isinstance(tensor, SymbolicTensor):
+            graph = tensor.op.graph
+            if graph is self:
+                return tensor
+            found = self._capture_map.get(id(tensor))
+            if found is not None:
+                return found
+            if not self._is_inner_of(graph):
+                raise ValueError(
+                    f"Tensor {tensor.name} belongs to graph '{graph.name}', which is not "
+                    f"this graph '{self.name}' nor one enclosing it. A symbolic tensor "
+                    f"cannot leave the function trace that created it (was it stored in "
+                    f"a Python object or global during tracing?).")
+            from .ops import registry
+            op = self.create_op(registry.get("capture"), [], {}, [(tensor.shape, tensor.dtype)],
+                                name=tensor.op.name, origin=tensor.op.origin)
+            inner = op.outputs[0]
+            self.captures.append((tensor, inner))
+            self._capture_map[id(tensor)] = inner
+            return inner
+        if isinstance(tensor, EagerTensor):
+            found = self._capture_map.get(id(tensor))
+            if found is not None:
+                return found
+            from .ops import registry
+            op = self.create_op(registry.get("const"), [], {"value": tensor._value},
+                                [(tensor.shape, tensor.dtype)], origin=None)
+            inner = op.outputs[0]
+            self._keepalive.append(tensor)
+            self._capture_map[id(tensor)] = inner
+            return inner
+        raise TypeError(f"Expected a tensor, got {type(tensor).__name__}: {tensor!r}")
+
+    def _is_inner_of(self, graph):
+        g = self.outer_graph
+        while g is not None:
+            if g is graph:
+                return True
+            g = g.outer_graph
+        return False
+
+    @contextlib.contextmanager
+    def control_dependencies(self, ops):
+        if ops is None:                  # clears the dependencies, as in TensorFlow
+            saved, self._control_stack = self._control_stack, []
+            try:
+                yield
+            finally:
+                self._control_stack = saved
+            return
+        self._control_stack.append(ops)
+        try:
+            yield
+        finally:
+            self._control_stack.pop()
+
+    # -- queries ---------------------------------------------------------------
+    def get_operation_by_name(self, name):
+        try:
+            return self._ops_by_name[name]
+        except KeyError:
+            raise KeyError(f"No operation named '{name}' in graph '{self.name}'") from None
+
+    def get_tensor_by_name(self, name):
+        op_name, _, index = name.rpartition(":")
+        if not op_name:
+            raise ValueError(f"Tensor names look like 'op:0', got {name!r}")
+        return self.get_operation_by_name(op_name).outputs[int(index)]
+
+    def get_operations(self):
+        return list(self.ops)
+
+    def effects(self):
+        """Union of the effects of all ops: (reads, writes, stateful?)."""
+        if self._effects is None:
+            reads, writes, stateful = set(), set(), False
+            for op in self.ops:
+                r, w, s = op.effects()
+                reads |= r
+                writes |= w
+                stateful = stateful or s
+            self._effects = (frozenset(reads), frozenset(writes), stateful)
+        return self._effects
+
+    def __repr__(self):
+        return f"<rt.Graph '{self.name}' with {len(self.ops)} ops>"
+
+    def __str__(self):
+        return "\n".join(format_graph(self))
+
+
+# -- text form ---------------------------------------------------------------------
+
+def _type_str(t):
+    return f"{t.dtype.short_name}{t.shape.short()}"
+
+
+def _attr_str(value):
+    if isinstance(value, np.ndarray):
+        if value.size <= 6:
+            return np.array2string(value, separator=",").replace("\n", "")
+        return f"<{value.dtype}{list(value.shape)}>"
+    if isinstance(value, Graph):
+        return None
+    if isinstance(value, (str, int, float, bool, tuple, list, type(None))):
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    name = getattr(value, "name", None)
+    return name if isinstance(name, str) else type(value).__name__
+
+
+def _tensor_ref(t):
+    op = t.op
+    return op.name if len(op.outputs) == 1 else f"{op.name}:{t.index}"
+
+
+def format_graph(graph, indent="", header=None):
+    """Lines of a graph's text form: a short program, one line per operation."""
+    params = ", ".join(f"{_tensor_ref(t)}: {_type_str(t)}" for t in graph.inputs)
+    if graph.captures:
+        caps = ", ".join(f"{_tensor_ref(inner)}: {_type_str(inner)}"
+                         for _, inner in graph.captures)
+        params = f"{params}; captures {caps}" if params else f"captures {caps}"
+    lines = [f"{indent}{header or 'graph ' + graph.name}({params}) {{"]
+    body = indent + "  "
+    hidden = {"placeholder", "capture"}
+    for op in graph.ops:
+        if op.type in hidden and (any(op is t.op for t in graph.inputs)
+                                  or any(op is inner.op for _, inner in graph.captures)):
+            continue
+        outs = ", ".join(f"{_tensor_ref(t)}: {_type_str(t)}" for t in op.outputs)
+        args = [_tensor_ref(t) for t in op.inputs]
+        attrs = []
+        for key, value in op.attrs.items():
+            text = _attr_str(value)
+            if text is not None:
+                attrs.append(f"{key}={text}")
+        call = op.type
+        if attrs:
+            call += "[" + ", ".join(attrs) + "]"
+        call += "(" + ", ".join(args) + ")"
+        if op.control_inputs:
+            call += " after " + ", ".join(c.name for c in op.control_inputs)
+        line = f"{body}{outs} = {call}" if outs else f"{body}{call}"
+        if op.origin is not None:
+            line = f"{line:<60}  # {op.origin.short()}"
+        lines.append(line)
+        for key, value in op.attrs.items():
+            if isinstance(value, Graph):
+                lines.extend(format_graph(value, body + "  ", header=f"{key} {value.name}"))
+    outs = ", ".join(_tensor_ref(t) for t in graph.outputs)
+    lines.append(f"{body}return ({outs})" if len(graph.outputs) != 1 else f"{body}return {outs}")
+    lines.append(indent + "}")
+    return lines
+

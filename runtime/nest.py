@@ -1,0 +1,121 @@
+"""Nested structures of tuples, lists, dicts and namedtuples, flattened and rebuilt.
+
+Dicts flatten in sorted-key order (so equal-keyed dicts match whatever their
+insertion order) and are rebuilt in the key order of the template structure.
+"""
+
+__all__ = ["is_nested", "flatten", "pack_sequence_as", "map_structure",
+           "assert_same_structure"]
+
+
+def is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def is_nested(x):
+    return isinstance(x, (list, tuple, dict))
+
+
+def _sorted_keys(d):
+    try:
+        return sorted(d)
+    except TypeError:
+        return list(d)
+
+
+def _children(x):
+    if isinstance(x, dict):
+        return [x[k] for k in _sorted_keys(x)]
+    return list(x)
+
+
+def flatten(structure):
+    """The leaves of `structure`, depth first (None is a leaf)."""
+    out = []
+    _flatten_into(structure, out)
+    return out
+
+
+def _flatten_into(x, out):
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            _flatten_into(item, out)
+    elif isinstance(x, dict):
+        for k in _sorted_keys(x):
+            _flatten_into(x[k], out)
+    else:
+        out.append(x)
+
+
+def _rebuild(template, children):
+    if isinstance(template, dict):
+        by_key = dict(zip(_sorted_keys(template), children))
+        result = {k: by_key[k] for k in template}
+        return type(template)(result) if type(template) is not dict else result
+    if is_namedtuple(template):
+        return type(template)(*children)
+    if isinstance(template, tuple):
+        return tuple(children) if type(template) is tuple else type(template)(children)
+    return list(children) if type(template) is list else type(template)(children)
+
+
+def pack_sequence_as(structure, flat_sequence):
+    """Rebuild `structure` with its leaves replaced, in order, by `flat_sequence`."""
+    flat = list(flat_sequence)
+    pos = [0]
+
+    def build(x):
+        if is_nested(x):
+            return _rebuild(x, [build(c) for c in _children(x)])
+        value = flat[pos[0]]
+        pos[0] += 1
+        return value
+
+    expected = len(flatten(structure))
+    if expected != len(flat):
+        raise ValueError(f"The structure has {expected} leaves but {len(flat)} values "
+                         f"were given")
+    return build(structure)
+
+
+def map_structure(fn, *structures):
+    """Apply `fn` to corresponding leaves of same-structured arguments."""
+    first = structures[0]
+    for other in structures[1:]:
+        assert_same_structure(first, other)
+    flats = [flatten(s) for s in structures]
+    return pack_sequence_as(first, [fn(*leaves) for leaves in zip(*flats)])
+
+
+def structure_str(x):
+    """A short description of a structure's shape, for error messages."""
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {structure_str(x[k])}" for k in _sorted_keys(x)) + "}"
+    if is_namedtuple(x):
+        return type(x).__name__ + "(" + ", ".join(structure_str(c) for c in x) + ")"
+    if isinstance(x, tuple):
+        return "(" + ", ".join(structure_str(c) for c in x) + ("," if len(x) == 1 else "") + ")"
+    if isinstance(x, list):
+        return "[" + ", ".join(structure_str(c) for c in x) + "]"
+    return "None" if x is None else "*"
+
+
+def same_structure(a, b):
+    if is_nested(a) != is_nested(b):
+        return False
+    if not is_nested(a):
+        return True
+    if isinstance(a, dict) != isinstance(b, dict):
+        return False
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            return False
+    elif len(a) != len(b) or is_namedtuple(a) != is_namedtuple(b) or (
+            is_namedtuple(a) and type(a) is not type(b)):
+        return False
+    return all(same_structure(x, y) for x, y in zip(_children(a), _children(b)))
+
+
+def assert_same_structure(a, b):
+    if not same_structure(a, b):
+        raise ValueError(f"The two structures differ: {structure_str(a)} vs {structure_str(b)}")

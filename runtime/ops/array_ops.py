@@ -1,0 +1,811 @@
+"""Array ops: shapes, reshaping, joining and splitting, indexing, constructors.
+
+Shape arguments that are known while tracing (Python ints, eager tensors, graph
+constants) become attributes, so output shapes are static; a shape computed at
+run time becomes an input and the output dims are unknown.
+"""
+import builtins
+
+import numpy as np
+
+from .. import dtypes
+from ..shapes import TensorShape, broadcast
+from ..tensor import SymbolicTensor, Tensor
+from . import registry
+from .math_ops import _norm_axis, cast, convert_all, convert_pair
+from .registry import apply, constant, constant_value, convert_to_tensor
+
+# -- shape arguments --------------------------------------------------------------------
+
+
+def _shape_arg(shape):
+    """(static dims tuple or None, dynamic int tensor or None) for a shape argument."""
+    if isinstance(shape, TensorShape):
+        return tuple(shape.as_list()), None
+    if isinstance(shape, (list, tuple)) and not any(isinstance(d, SymbolicTensor) for d in shape):
+        return tuple(int(d) for d in shape), None
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),), None
+    value = constant_value(shape) if isinstance(shape, Tensor) else None
+    if value is not None:
+        return tuple(int(d) for d in np.ravel(value)), None
+    t = convert_to_tensor(shape) if not isinstance(shape, (list, tuple)) else stack(
+        [cast(d, dtypes.int32) for d in shape])
+    if not t.dtype.is_integer:
+        raise TypeError(f"A shape must be integers, got dtype {t.dtype.name}")
+    return None, t
+
+
+def _dynamic_shape_infer(shape_tensor):
+    """Static knowledge of a run-time shape tensor: its rank when its length is known."""
+    n = shape_tensor.shape[0] if shape_tensor.shape.rank == 1 else None
+    return TensorShape(None) if n is None else TensorShape([None] * n)
+
+
+# -- reshape / transpose / expand / squeeze ------------------------------------------------
+
+def _reshape_kernel(x, *dynamic, shape=None):
+    return np.reshape(x, dynamic[0] if dynamic else shape)
+
+
+def _reshape_infer(inputs, shape=None):
+    x = inputs[0]
+    if shape is None:
+        return [(_dynamic_shape_infer(inputs[1]), x.dtype)]
+    if list(shape).count(-1) > 1:
+        raise ValueError(f"reshape: at most one -1 in the new shape, got {list(shape)}")
+    total = x.shape.num_elements()
+    known = 1
+    for d in shape:
+        if d != -1:
+            known *= d
+    if -1 in shape:
+        if total is None:
+            dims = [None if d == -1 else d for d in shape]
+        else:
+            if known == 0 or total % known:
+                raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
+                                 f"({total} elements) into {list(shape)}")
+            dims = [total // known if d == -1 else d for d in shape]
+        return [(TensorShape(dims), x.dtype)]
+    if total is not None and total != known:
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} ({total} "
+                         f"elements) into {list(shape)} ({known} elements)")
+    return [(TensorShape(shape), x.dtype)]
+
+
+_RESHAPE = registry.register("reshape", _reshape_kernel, _reshape_infer)
+
+
+def reshape(tensor, shape, name=None):
+    """`tensor` with a new shape of the same number of elements (one dim may be -1)."""
+    x = convert_to_tensor(tensor)
+    static, dynamic = _shape_arg(shape)
+    if static is not None:
+        return apply(_RESHAPE, [x], {"shape": static}, name)
+    return apply(_RESHAPE, [x, dynamic], {}, name)
+
+
+def _transpose_kernel(x, perm):
+    return np.transpose(x, perm)
+
+
+def _transpose_infer(inputs, perm):
+    x = inputs[0]
+    if x.shape.rank is None:
+        return [(TensorShape(None), x.dtype)]
+    if perm is None:
+        return [(TensorShape(x.shape.dims[::-1]), x.dtype)]
+    if sorted(perm) != list(range(x.shape.rank)):
+        raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the "
+                         f"{x.shape.rank} dims of shape {x.shape}")
+    return [(TensorShape([x.shape.dims[p] for p in perm]), x.dtype)]
+
+
+_TRANSPOSE = registry.register("transpose", _transpose_kernel, _transpose_infer)
+
+
+def transpose(a, perm=None, name=None):
+    """Permute dimensions (reverse them when `perm` is None)."""
+    x = convert_to_tensor(a)
+    if perm is not None:
+        value = constant_value(perm) if isinstance(perm, Tensor) else perm
+        if value is None:
+            raise TypeError("transpose: perm must be known while tracing")
+        perm = tuple(int(p) % x.shape.rank if x.shape.rank else int(p)
+                     for p in np.ravel(value))
+    return apply(_TRANSPOSE, [x], {"perm": perm}, name)
+
+
+def _expand_dims_kernel(x, axis):
+    return np.expand_dims(x, axis)
+
+
+def _expand_dims_infer(inputs, axis):
+    x = inputs[0]
+    if x.shape.rank is None:
+        return [(TensorShape(None), x.dtype)]
+    dims = list(x.shape.dims)
+    dims.insert(axis, 1)
+    return [(TensorShape(dims), x.dtype)]
+
+
+_EXPAND_DIMS = registry.register("expand_dims", _expand_dims_kernel, _expand_dims_infer)
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002
+    """Insert a dimension of size 1 at `axis`."""
+    x = convert_to_tensor(input)
+    rank = x.shape.rank
+    axis = int(constant_value(axis)) if isinstance(axis, Tensor) else int(axis)
+    if rank is not None:
+        if not -rank - 1 <= axis <= rank:
+            raise ValueError(f"expand_dims: axis {axis} out of range for rank {rank}")
+        axis %= rank + 1
+    return apply(_EXPAND_DIMS, [x], {"axis": axis}, name)
+
+
+def _squeeze_kernel(x, axis):
+    if axis is None:
+        return np.squeeze(x)
+    return np.squeeze(x, axis=axis)
+
+
+def _squeeze_infer(inputs, axis):
+    x = inputs[0]
+    if x.shape.rank is None:
+        return [(TensorShape(None), x.dtype)]
+    if axis is None:
+        if None in x.shape.dims:
+            return [(TensorShape(None), x.dtype)]
+        return [(TensorShape([d for d in x.shape.dims if d != 1]), x.dtype)]
+    for a in axis:
+        if x.shape.dims[a] not in (1, None):
+            raise ValueError(f"squeeze: dimension {a} of shape {x.shape} is not 1")
+    return [(TensorShape([d for i, d in enumerate(x.shape.dims) if i not in axis]), x.dtype)]
+
+
+_SQUEEZE = registry.register("squeeze", _squeeze_kernel, _squeeze_infer)
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    """Remove dimensions of size 1 (all of them, or those in `axis`)."""
+    x = convert_to_tensor(input)
+    return apply(_SQUEEZE, [x], {"axis": _norm_axis(axis, x.shape.rank)}, name)
+
+
+# -- shape / size / rank ------------------------------------------------------------------
+
+def _shape_kernel(x, out_type):
+    return np.array(x.shape, dtype=out_type.np)
+
+
+def _shape_infer(inputs, out_type):
+    rank = inputs[0].shape.rank
+    return [(TensorShape([rank]), out_type)]
+
+
+def _size_kernel(x, out_type):
+    return np.array(x.size, dtype=out_type.np)
+
+
+def _rank_kernel(x):
+    return np.array(x.ndim, dtype=np.int32)
+
+
+def _scalar_infer(dtype):
+    def infer(inputs, out_type=None):
+        return [(TensorShape([]), dtype or out_type)]
+    return infer
+
+
+_SHAPE = registry.register("shape", _shape_kernel, _shape_infer)
+_SIZE = registry.register("size", _size_kernel, _scalar_infer(None))
+_RANK = registry.register("rank", _rank_kernel, _scalar_infer(dtypes.int32))
+
+
+def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
+    """The shape of `input` as a 1-D int tensor (a constant when known while tracing)."""
+    x = convert_to_tensor(input)
+    out_type = dtypes.as_dtype(out_type)
+    if isinstance(x, SymbolicTensor) and x.shape.is_fully_defined():
+        return constant(np.array(x.shape.as_list(), dtype=out_type.np), name=name)
+    return apply(_SHAPE, [x], {"out_type": out_type}, name)
+
+
+def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
+    """The number of elements of `input` as a scalar int tensor."""
+    x = convert_to_tensor(input)
+    out_type = dtypes.as_dtype(out_type)
+    if isinstance(x, SymbolicTensor) and x.shape.is_fully_defined():
+        return constant(np.array(x.shape.num_elements(), dtype=out_type.np), name=name)
+    return apply(_SIZE, [x], {"out_type": out_type}, name)
+
+
+def rank(input, name=None):  # noqa: A002
+    """The number of dimensions of `input` as a scalar int32 tensor."""
+    x = convert_to_tensor(input)
+    if isinstance(x, SymbolicTensor) and x.shape.rank is not None:
+        return constant(np.array(x.shape.rank, dtype=np.int32), name=name)
+    return apply(_RANK, [x], {}, name)
+
+
+# -- concat / stack / unstack / split / tile ---------------------------------------------
+
+def _concat_kernel(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def _concat_infer(inputs, axis):
+    ranks = {t.shape.rank for t in inputs} - {None}
+    if len(ranks) > 1:
+        raise ValueError(f"concat: inputs have different ranks: "
+                         f"{[str(t.shape) for t in inputs]}")
+    dtype = inputs[0].dtype
+    if not ranks:
+        return [(TensorShape(None), dtype)]
+    rank = ranks.pop()
+    dims = [None] * rank
+    total = 0
+    for t in inputs:
+        if t.shape.rank is None:
+            total = None
+            continue
+        for i, d in enumerate(t.shape.dims):
+            if i == axis:
+                total = None if total is None or d is None else total + d
+            elif d is not None:
+                if dims[i] is not None and dims[i] != d:
+                    raise ValueError(f"concat: dimension {i} differs between inputs: "
+                                     f"{[str(t.shape) for t in inputs]}")
+                dims[i] = d
+    dims[axis] = total
+    return [(TensorShape(dims), dtype)]
+
+
+_CONCAT = registry.register("concat", _concat_kernel, _concat_infer)
+
+
+def _rank_axis(axis, rank, extra=0):
+    axis = int(axis)
+    if rank is None:
+        if axis < 0:
+            raise ValueError("A negative axis needs a known rank")
+        return axis
+    if not -(rank + extra) <= axis < rank + extra:
+        raise ValueError(f"axis {axis} out of range for rank {rank}")
+    return axis % (rank + extra)
+
+
+def concat(values, axis, name=None):
+    """Join tensors along an existing axis."""
+    tensors = convert_all(list(values))
+    if not tensors:
+        raise ValueError("concat needs at least one tensor")
+    if len(tensors) == 1:
+        return identity(tensors[0])
+    rank = next((t.shape.rank for t in tensors if t.shape.rank is not None), None)
+    return apply(_CONCAT, tensors, {"axis": _rank_axis(axis, rank)}, name)
+
+
+def _stack_kernel(*xs, axis):
+    return np.stack(xs, axis=axis)
+
+
+def _stack_infer(inputs, axis):
+    shape = inputs[0].shape
+    for t in inputs[1:]:
+        if not shape.is_compatible_with(t.shape):
+            raise ValueError(f"stack: shapes differ: {[str(t.shape) for t in inputs]}")
+        shape = shape.merge_with(t.shape)
+    if shape.rank is None:
+        return [(TensorShape(None), inputs[0].dtype)]
+    dims = list(shape.dims)
+    dims.insert(axis, len(inputs))
+    return [(TensorShape(dims), inputs[0].dtype)]
+
+
+_STACK = registry.register("stack", _stack_kernel, _stack_infer)
+
+
+def stack(values, axis=0, name=None):
+    """Join tensors of the same shape along a new axis."""
+    tensors = convert_all(list(values))
+    if not tensors:
+        raise ValueError("stack needs at least one tensor")
+    rank = next((t.shape.rank for t in tensors if t.shape.rank is not None), None)
+    return apply(_STACK, tensors, {"axis": _rank_axis(axis, rank, extra=1)}, name)
+
+
+def _unstack_kernel(x, num, axis):
+    return [np.take(x, i, axis=axis) for i in builtins.range(x.shape[axis])]
+
+
+def _unstack_infer(inputs, num, axis):
+    x = inputs[0]
+    dims = list(x.shape.dims)
+    del dims[axis]
+    return [(TensorShape(dims), x.dtype)] * num
+
+
+_UNSTACK = registry.register("unstack", _unstack_kernel, _unstack_infer, multi=True)
+
+
+def unstack(value, num=None, axis=0, name=None):
+    """Split a tensor into a list of tensors along `axis` (its size must be known)."""
+    x = convert_to_tensor(value)
+    if x.shape.rank is None:
+        raise ValueError("unstack needs a tensor of known rank")
+    axis = _rank_axis(axis, x.shape.rank)
+    n = x.shape[axis]
+    if num is None:
+        if n is None:
+            raise ValueError(f"unstack: cannot infer the number of outputs from shape "
+                             f"{x.shape}; pass num=")
+        num = n
+    elif n is not None and n != num:
+        raise ValueError(f"unstack: num={num} but dimension {axis} has size {n}")
+    return apply(_UNSTACK, [x], {"num": num, "axis": axis}, name)
+
+
+def _split_kernel(x, sizes, axis):
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def _split_infer(inputs, sizes, axis):
+    x = inputs[0]
+    dims = list(x.shape.dims)
+    if dims[axis] is not None and sum(sizes) != dims[axis]:
+        raise ValueError(f"split: sizes {list(sizes)} do not add up to dimension {axis} "
+                         f"of shape {x.shape}")
+    out = []
+    for s in sizes:
+        d = list(dims)
+        d[axis] = s
+        out.append((TensorShape(d), x.dtype))
+    return out
+
+
+_SPLIT = registry.register("split", _split_kernel, _split_infer, multi=True)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """Split along `axis` into equal parts (an int) or parts of the given sizes."""
+    x = convert_to_tensor(value)
+    if x.shape.rank is None:
+        raise ValueError("split needs a tensor of known rank")
+    axis = _rank_axis(axis, x.shape.rank)
+    dim = x.shape[axis]
+    if isinstance(num_or_size_splits, (int, np.integer)):
+        n = int(num_or_size_splits)
+        if dim is None:
+            raise ValueError("split into equal parts needs a known dimension size")
+        if n <= 0 or dim % n:
+            raise ValueError(f"split: dimension {axis} of size {dim} does not split "
+                             f"into {n} equal parts")
+        sizes = (dim // n,) * n
+    else:
+        sizes = [int(s) for s in np.ravel(constant_value(num_or_size_splits)
+                                          if isinstance(num_or_size_splits, Tensor)
+                                          else num_or_size_splits)]
+        if sizes.count(-1) == 1:
+            if dim is None:
+                raise ValueError("split: a -1 size needs a known dimension size")
+            sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+        sizes = tuple(sizes)
+    return apply(_SPLIT, [x], {"sizes": sizes, "axis": axis}, name)
+
+
+def _tile_kernel(x, multiples):
+    return np.tile(x, multiples)
+
+
+def _tile_infer(inputs, multiples):
+    x = inputs[0]
+    if x.shape.rank is None:
+        return [(TensorShape([None] * len(multiples)), x.dtype)]
+    if len(multiples) != x.shape.rank:
+        raise ValueError(f"tile: multiples {list(multiples)} must have one entry per "
+                         f"dimension of shape {x.shape}")
+    return [(TensorShape([None if d is None else d * m for d, m in zip(x.shape.dims, multiples)]),
+             x.dtype)]
+
+
+_TILE = registry.register("tile", _tile_kernel, _tile_infer)
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    """Repeat `input` `multiples[i]` times along each dimension i."""
+    x = convert_to_tensor(input)
+    static, dynamic = _shape_arg(multiples)
+    if static is None:
+        raise TypeError("tile: multiples must be known while tracing")
+    return apply(_TILE, [x], {"multiples": static}, name)
+
+
+# -- gather / one_hot / where ------------------------------------------------------------
+
+def _gather_kernel(params, indices, axis):
+    return np.take(params, indices, axis=axis)
+
+
+def _gather_infer(inputs, axis):
+    params, indices = inputs
+    if not indices.dtype.is_integer:
+        raise TypeError(f"gather: indices must be integers, got {indices.dtype.name}")
+    if params.shape.rank is None or indices.shape.rank is None:
+        return [(TensorShape(None), params.dtype)]
+    dims = params.shape.dims
+    return [(TensorShape(dims[:axis] + indices.shape.dims + dims[axis + 1:]), params.dtype)]
+
+
+_GATHER = registry.register("gather", _gather_kernel, _gather_infer)
+
+
+def gather(params, indices, axis=0, batch_dims=0, name=None):
+    """Elements of `params` along `axis` at `indices` (numpy `take`)."""
+    if batch_dims:
+        raise NotImplementedError("gather: batch_dims is not supported")
+    params = convert_to_tensor(params)
+    indices = convert_to_tensor(indices)
+    return apply(_GATHER, [params, indices], {"axis": _rank_axis(axis, params.shape.rank)},
+                 name)
+
+
+def _one_hot_kernel(indices, depth, on_value, off_value, axis, dtype):
+    hot = np.expand_dims(indices, -1) == np.arange(depth)
+    if axis != -1:
+        hot = np.moveaxis(hot, -1, axis)
+    return np.where(hot, on_value, off_value).astype(dtype.np)
+
+
+def _one_hot_infer(inputs, depth, on_value, off_value, axis, dtype):
+    shape = inputs[0].shape
+    if shape.rank is None:
+        return [(TensorShape(None), dtype)]
+    dims = list(shape.dims)
+    dims.insert(len(dims) if axis == -1 else axis, depth)
+    return [(TensorShape(dims), dtype)]
+
+
+_ONE_HOT = registry.register("one_hot", _one_hot_kernel, _one_hot_infer)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
+    """One-hot vectors of length `depth` (indices out of range give all `off_value`)."""
+    indices = convert_to_tensor(indices)
+    if dtype is None:
+        dtype = dtypes.float32
+        for v in (on_value, off_value):
+            if isinstance(v, Tensor):
+                dtype = v.dtype
+    dtype = dtypes.as_dtype(dtype)
+    on = 1 if on_value is None else (constant_value(on_value) if isinstance(on_value, Tensor)
+                                     else on_value)
+    off = 0 if off_value is None else (constant_value(off_value)
+                                       if isinstance(off_value, Tensor) else off_value)
+    depth = int(constant_value(depth)) if isinstance(depth, Tensor) else int(depth)
+    return apply(_ONE_HOT, [indices], {"depth": depth, "on_value": np.asarray(on).item(),
+                                       "off_value": np.asarray(off).item(), "axis": axis,
+                                       "dtype": dtype}, name)
+
+
+def _where_kernel(cond, x, y):
+    return np.where(cond, x, y)
+
+
+_WHERE = registry.register("where", _where_kernel, None)
+
+
+def _where_infer(inputs):
+    cond, x, y = inputs
+    if not cond.dtype.is_bool:
+        raise TypeError(f"where: the condition must be bool, got {cond.dtype.name}")
+    if x.dtype != y.dtype:
+        raise TypeError(f"where: x and y have different dtypes {x.dtype.name} and "
+                        f"{y.dtype.name}")
+    return [(broadcast(broadcast(cond.shape, x.shape), y.shape), x.dtype)]
+
+
+_WHERE.infer = _where_infer
+
+
+def _argwhere_kernel(cond):
+    return np.argwhere(cond).astype(np.int64)
+
+
+def _argwhere_infer(inputs):
+    rank = inputs[0].shape.rank
+    return [(TensorShape([None, rank]), dtypes.int64)]
+
+
+_ARGWHERE = registry.register("argwhere", _argwhere_kernel, _argwhere_infer)
+
+
+def where(condition, x=None, y=None, name=None):
+    """Elementwise choice `x if condition else y`; with one argument, true coordinates."""
+    condition = convert_to_tensor(condition)
+    if x is None and y is None:
+        return apply(_ARGWHERE, [condition], {}, name)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    x, y = convert_pair(x, y)
+    if x.dtype != y.dtype:
+        x, y = convert_all([x, y])
+    return apply(_WHERE, [condition, x, y], {}, name)
+
+
+# -- constructors --------------------------------------------------------------------------
+
+def _fill_kernel(*dynamic, shape=None, value, dtype):
+    return np.full(dynamic[0] if dynamic else shape, value, dtype=dtype.np)
+
+
+def _fill_infer(inputs, shape=None, value=None, dtype=None):
+    if shape is None:
+        return [(_dynamic_shape_infer(inputs[0]), dtype)]
+    return [(TensorShape(shape), dtype)]
+
+
+_FILL = registry.register("fill", _fill_kernel, _fill_infer)
+
+
+def _filled(shape, value, dtype, name):
+    static, dynamic = _shape_arg(shape)
+    attrs = {"value": value, "dtype": dtype}
+    if static is not None:
+        if builtins.any(d < 0 for d in static):
+            raise ValueError(f"A shape cannot have negative dimensions: {list(static)}")
+        attrs["shape"] = static
+        return apply(_FILL, [], attrs, name)
+    return apply(_FILL, [dynamic], attrs, name)
+
+
+def zeros(shape, dtype=dtypes.float32, name=None):
+    """A tensor of zeros."""
+    return _filled(shape, 0, dtypes.as_dtype(dtype), name)
+
+
+def ones(shape, dtype=dtypes.float32, name=None):
+    """A tensor of ones."""
+    return _filled(shape, 1, dtypes.as_dtype(dtype), name)
+
+
+def fill(dims, value, name=None):
+    """A tensor of shape `dims` filled with the scalar `value`."""
+    if isinstance(value, Tensor):
+        v = constant_value(value)
+        if v is None:
+            t = convert_to_tensor(value)
+            return _broadcast_to(t, dims, name)
+        return _filled(dims, v.item(), value.dtype, name)
+    dtype = registry._infer_python_dtype(value) if not isinstance(
+        value, (np.ndarray, np.generic)) else dtypes.as_dtype(np.asarray(value).dtype)
+    return _filled(dims, value, dtype, name)
+
+
+def _broadcast_to_kernel(x, *dynamic, shape=None):
+    return np.broadcast_to(x, dynamic[0] if dynamic else shape).copy()
+
+
+def _broadcast_to_infer(inputs, shape=None):
+    x = inputs[0]
+    target = _dynamic_shape_infer(inputs[1]) if shape is None else TensorShape(shape)
+    if shape is not None:
+        broadcast(x.shape, target)
+    return [(target, x.dtype)]
+
+
+_BROADCAST_TO = registry.register("broadcast_to", _broadcast_to_kernel, _broadcast_to_infer)
+
+
+def _broadcast_to(t, shape, name=None):
+    static, dynamic = _shape_arg(shape)
+    if static is not None:
+        return apply(_BROADCAST_TO, [t], {"shape": static}, name)
+    return apply(_BROADCAST_TO, [t, dynamic], {}, name)
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    """`input` broadcast to `shape` (numpy rules)."""
+    return _broadcast_to(convert_to_tensor(input), shape, name)
+
+
+def zeros_like(input, dtype=None, name=None):  # noqa: A002
+    """Zeros of the shape (and dtype, unless given) of `input`."""
+    return _filled_like(input, 0, dtype, name)
+
+
+def ones_like(input, dtype=None, name=None):  # noqa: A002
+    """Ones of the shape (and dtype, unless given) of `input`."""
+    return _filled_like(input, 1, dtype, name)
+
+
+def _like_kernel(x, value, dtype):
+    return np.full(x.shape, value, dtype=dtype.np)
+
+
+def _like_infer(inputs, value, dtype):
+    return [(inputs[0].shape, dtype)]
+
+
+_FILL_LIKE = registry.register("fill_like", _like_kernel, _like_infer)
+
+
+def _filled_like(input, value, dtype, name):  # noqa: A002
+    x = convert_to_tensor(input)
+    dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
+    if x.shape.is_fully_defined() and isinstance(x, SymbolicTensor):
+        return _filled(x.shape.as_list(), value, dtype, name)
+    return apply(_FILL_LIKE, [x], {"value": value, "dtype": dtype}, name)
+
+
+def _range_kernel(start, limit, delta, dtype):
+    return np.arange(start, limit, delta, dtype=dtype.np)
+
+
+def _range_infer(inputs, dtype):
+    values = [constant_value(t) for t in inputs]
+    if builtins.all(v is not None for v in values):
+        n = len(_range_kernel(*values, dtype=dtype))
+        return [(TensorShape([n]), dtype)]
+    return [(TensorShape([None]), dtype)]
+
+
+_RANGE = registry.register("range", _range_kernel, _range_infer)
+
+
+def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
+    """Like Python's range (also for floats): [start, limit) in steps of `delta`."""
+    if limit is None:
+        start, limit = 0, start
+    start, limit, delta = convert_all([start, limit, delta])
+    out_dtype = dtypes.as_dtype(dtype) if dtype is not None else start.dtype
+    if registry.constant_value(delta) is not None and not np.all(constant_value(delta)):
+        raise ValueError("range: delta must not be zero")
+    return apply(_RANGE, [start, limit, delta], {"dtype": out_dtype}, name)
+
+
+# -- identity ----------------------------------------------------------------------------
+
+def _identity_kernel(x):
+    return x
+
+
+def _same_infer(inputs, **_):
+    return [(inputs[0].shape, inputs[0].dtype)]
+
+
+_IDENTITY = registry.register("identity", _identity_kernel, _same_infer)
+_STOP_GRADIENT = registry.register("stop_gradient", _identity_kernel, _same_infer)
+
+
+def identity(input, name=None):  # noqa: A002
+    """The same value (a new graph node inside a graph)."""
+    return apply(_IDENTITY, [convert_to_tensor(input)], {}, name)
+
+
+def stop_gradient(input, name=None):  # noqa: A002
+    """The same value, through which no gradient flows."""
+    return apply(_STOP_GRADIENT, [convert_to_tensor(input)], {}, name)
+
+
+# -- indexing: t[...] --------------------------------------------------------------------
+
+def _index_from_spec(spec, dynamic):
+    out = []
+    for item in spec:
+        kind = item[0]
+        if kind == "i":
+            out.append(item[1])
+        elif kind == "t":
+            out.append(dynamic[item[1]])
+        elif kind == "s":
+            out.append(slice(*(dynamic[v[1]].item() if isinstance(v, tuple) else v
+                               for v in item[1:])))
+        elif kind == "n":
+            out.append(None)
+        else:
+            out.append(Ellipsis)
+    return tuple(out)
+
+
+def _getitem_kernel(x, *dynamic, spec):
+    return np.asarray(x[_index_from_spec(spec, dynamic)])
+
+
+def _getitem_infer(inputs, spec):
+    x, dynamic = inputs[0], inputs[1:]
+    if x.shape.rank is None:
+        return [(TensorShape(None), x.dtype)]
+    dims = list(x.shape.dims)
+    consumed = builtins.sum(1 for item in spec if item[0] in "its")
+    advanced = [item for item in spec if item[0] == "t" and dynamic[item[1]].shape.rank != 0]
+    if consumed > len(dims):
+        raise IndexError(f"too many indices ({consumed}) for a tensor of rank {len(dims)}")
+    out, pos = [], 0
+    for item in spec:
+        kind = item[0]
+        if kind == "e":
+            n = len(dims) - consumed
+            out.extend(dims[pos:pos + n])
+            pos += n
+        elif kind == "n":
+            out.append(1)
+        elif kind == "i":
+            d = dims[pos]
+            if d is not None and not -d <= item[1] < d:
+                raise IndexError(f"index {item[1]} is out of bounds for dimension {pos} "
+                                 f"with size {d} (shape {x.shape})")
+            pos += 1
+        elif kind == "t":
+            t = dynamic[item[1]]
+            if not (t.dtype.is_integer or t.dtype.is_bool):
+                raise TypeError(f"Tensor indices must be integers, got {t.dtype.name}")
+            if t.shape.rank:
+                out.extend([None] * t.shape.rank if t.dtype.is_bool
+                           else t.shape.dims)
+            pos += 1
+        else:
+            d = dims[pos]
+            parts = item[1:]
+            if d is None or builtins.any(isinstance(v, tuple) for v in parts):
+                out.append(None)
+            else:
+                out.append(len(builtins.range(*slice(*parts).indices(d))))
+            pos += 1
+    out.extend(dims[pos:])
+    if len(advanced) > 1:
+        return [(TensorShape(None), x.dtype)]
+    return [(TensorShape(out), x.dtype)]
+
+
+_GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer)
+
+
+def getitem(tensor, key):
+    """numpy basic indexing (ints, slices, None, ...), plus integer tensor indices."""
+    x = convert_to_tensor(tensor)
+    if not isinstance(key, tuple):
+        key = (key,)
+    spec, dynamic = [], []
+
+    def dyn(value):
+        t = convert_to_tensor(value)
+        dynamic.append(t)
+        return ("t", len(dynamic) - 1)
+
+    def bound(v):
+        if v is None or isinstance(v, (int, np.integer)):
+            return None if v is None else int(v)
+        value = constant_value(v) if isinstance(v, Tensor) else None
+        if value is not None and value.ndim == 0:
+            return int(value)
+        return dyn(v)
+
+    for k in key:
+        if k is None:
+            spec.append(("n",))
+        elif k is Ellipsis:
+            spec.append(("e",))
+        elif isinstance(k, (bool, np.bool_)):
+            raise TypeError("Boolean scalars are not valid tensor indices")
+        elif isinstance(k, (int, np.integer)):
+            spec.append(("i", int(k)))
+        elif isinstance(k, slice):
+            spec.append(("s", bound(k.start), bound(k.stop), bound(k.step)))
+        elif isinstance(k, (Tensor, list, np.ndarray)):
+            value = constant_value(k) if isinstance(k, Tensor) else None
+            if value is not None and value.ndim == 0 and value.dtype.kind in "iu":
+                spec.append(("i", int(value)))
+            else:
+                spec.append(dyn(k))
+        else:
+            k2 = getattr(k, "_as_tensor", None)
+            if k2 is None:
+                raise TypeError(f"Invalid tensor index {k!r} of type {type(k).__name__}")
+            spec.append(dyn(k2()))
+    if builtins.sum(1 for s in spec if s[0] == "e") > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    return apply(_GETITEM, [x] + dynamic, {"spec": tuple(spec)})
+

@@ -1,0 +1,172 @@
+"""Side-effecting ops: print, assertions, and calls of arbitrary Python (py_function).
+
+All are stateful: inside a graph they are never pruned and run in program order.
+`rt.print` prints, when it runs, exactly what Python's print shows for the
+eager values (nested lists, dicts and tuples of tensors included).
+"""
+import sys
+
+import numpy as np
+
+from .. import context
+from .. import dtypes
+from .. import nest
+from ..errors import AssertionFailedError
+from ..shapes import TensorShape
+from ..tensor import EagerTensor, Tensor
+from . import math_ops
+from . import registry
+from .registry import apply, convert_to_tensor
+
+
+def _split_tensors(values):
+    """(template structure, tensors): tensor leaves of `values` taken out, in order."""
+    leaves = nest.flatten(values)
+    tensors = []
+    template_leaves = []
+    for leaf in leaves:
+        conv = getattr(leaf, "_as_tensor", None)
+        if isinstance(leaf, Tensor) or conv is not None:
+            tensors.append(convert_to_tensor(leaf))
+            template_leaves.append(_Slot(len(tensors) - 1))
+        else:
+            template_leaves.append(leaf)
+    return nest.pack_sequence_as(values, template_leaves), tensors
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return f"${self.index}"
+
+
+def _fill(template, arrays):
+    leaves = [EagerTensor(arrays[leaf.index]) if isinstance(leaf, _Slot) else leaf
+              for leaf in nest.flatten(template)]
+    return nest.pack_sequence_as(template, leaves)
+
+
+def _print_kernel(*arrays, template, sep, end, file):
+    values = _fill(template, arrays)
+    print(*values, sep=sep, end=end, file=file if file is not None else sys.stdout)
+
+
+def _no_outputs(inputs, **_):
+    return []
+
+
+_PRINT = registry.register("print", _print_kernel, _no_outputs, stateful=True)
+
+
+def print_(*values, sep=" ", end="\n", file=None, name=None):
+    """Print `values` when this op runs, as Python's print shows their eager values."""
+    template, tensors = _split_tensors(list(values))
+    return apply(_PRINT, tensors, {"template": tuple(template), "sep": sep, "end": end,
+                                   "file": file}, name)
+
+
+def _assert_kernel(condition, *arrays, template, summarize):
+    if np.all(condition):
+        return None
+    parts = []
+    for item in _fill(template, arrays):
+        if isinstance(item, EagerTensor):
+            value = item._value
+            if summarize is not None and value.size > summarize:
+                value = value.ravel()[:summarize]
+            parts.append(str(value))
+        else:
+            parts.append(str(item))
+    raise AssertionFailedError("assertion failed: " + " ".join(parts))
+
+
+_ASSERT = registry.register("assert", _assert_kernel, _no_outputs, stateful=True)
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
+    """Raise AssertionFailedError (an AssertionError) listing `data` if `condition` is false."""
+    condition = convert_to_tensor(condition)
+    if not condition.dtype.is_bool:
+        raise TypeError(f"Assert: the condition must be bool, got {condition.dtype.name}")
+    template, tensors = _split_tensors(list(data))
+    return apply(_ASSERT, [condition] + tensors, {"template": tuple(template),
+                                                  "summarize": summarize}, name)
+
+
+def _make_assert(compare, relation):
+    def assert_fn(x, y, message=None, summarize=None, name=None):
+        x, y = math_ops.convert_pair(x, y)
+        ok = math_ops.reduce_all(compare(x, y))
+        data = ([message] if message else []) + [
+            f"Condition x {relation} y did not hold elementwise: x =", x, "y =", y]
+        return Assert(ok, data, summarize=summarize, name=name)
+    return assert_fn
+
+
+def _make_sign_assert(compare, relation):
+    def assert_fn(x, message=None, summarize=None, name=None):
+        x = convert_to_tensor(x)
+        ok = math_ops.reduce_all(compare(x, math_ops.cast(0, x.dtype)))
+        data = ([message] if message else []) + [
+            f"Condition x {relation} 0 did not hold elementwise: x =", x]
+        return Assert(ok, data, summarize=summarize, name=name)
+    return assert_fn
+
+
+class debugging:  # noqa: N801 - a namespace, as `rt.debugging`
+    """Assertions that raise at run time (`rt.debugging.assert_equal(x, y)`, ...)."""
+    Assert = staticmethod(Assert)
+    assert_equal = staticmethod(_make_assert(math_ops.equal, "=="))
+    assert_none_equal = staticmethod(_make_assert(math_ops.not_equal, "!="))
+    assert_less = staticmethod(_make_assert(math_ops.less, "<"))
+    assert_less_equal = staticmethod(_make_assert(math_ops.less_equal, "<="))
+    assert_greater = staticmethod(_make_assert(math_ops.greater, ">"))
+    assert_greater_equal = staticmethod(_make_assert(math_ops.greater_equal, ">="))
+    assert_positive = staticmethod(_make_sign_assert(math_ops.greater, ">"))
+    assert_negative = staticmethod(_make_sign_assert(math_ops.less, "<"))
+    assert_non_negative = staticmethod(_make_sign_assert(math_ops.greater_equal, ">="))
+    assert_non_positive = staticmethod(_make_sign_assert(math_ops.less_equal, "<="))
+
+
+# -- py_function -------------------------------------------------------------------------
+
+def _py_function_kernel(*arrays, func, tout, single):
+    with context.init_scope():
+        result = func(*[EagerTensor(a) for a in arrays])
+    if not tout:
+        return []
+    results = [result] if single else list(result if isinstance(result, (list, tuple))
+                                           else [result])
+    if len(results) != len(tout):
+        raise ValueError(f"py_function {getattr(func, '__name__', func)} returned "
+                         f"{len(results)} values, Tout lists {len(tout)}")
+    out = []
+    for value, dtype in zip(results, tout):
+        arr = value._value if isinstance(value, EagerTensor) else np.asarray(value)
+        out.append(arr.astype(dtype.np, copy=False))
+    return out
+
+
+def _py_function_infer(inputs, func, tout, single):
+    return [(TensorShape(None), dtype) for dtype in tout]
+
+
+_PY_FUNCTION = registry.register("py_function", _py_function_kernel, _py_function_infer,
+                                 stateful=True, multi=True)
+
+
+def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's name
+    """Call the Python function `func` on eager tensors, also from inside a graph."""
+    single = Tout is not None and not isinstance(Tout, (list, tuple))
+    tout = () if Tout is None else tuple(dtypes.as_dtype(t) for t in
+                                         ([Tout] if single else Tout))
+    tensors = [convert_to_tensor(x) for x in inp]
+    outs = apply(_PY_FUNCTION, tensors, {"func": func, "tout": tout, "single": single},
+                 name or "py_function")
+    if single:
+        return outs[0]
+    return outs if tout else None

@@ -1,0 +1,428 @@
+"""Math ops: elementwise arithmetic, comparisons, reductions, matmul, cast.
+
+Each op is declared once (`registry.register`) with its numpy kernel and a
+shape/dtype rule; the public function converts arguments (Python scalars are
+weakly typed: `x_int32 + 1` stays int32) and calls `registry.apply`.
+"""
+import functools
+
+import numpy as np
+
+from .. import dtypes
+from ..shapes import TensorShape, broadcast
+from ..tensor import Tensor
+from . import registry
+from .registry import apply, convert_to_tensor
+
+# -- helpers shared by elementwise ops ------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_dtype(kernel, in_dtypes, attrs_key=()):
+    """The result dtype of an elementwise kernel, found by running it on 0-d ones."""
+    args = [np.ones((), d.np) for d in in_dtypes]
+    with np.errstate(all="ignore"):
+        try:
+            out = kernel(*args, **dict(attrs_key))
+        except (TypeError, ValueError) as e:
+            names = ", ".join(d.name for d in in_dtypes)
+            raise TypeError(f"unsupported input dtypes ({names}): {e}") from None
+    return dtypes.as_dtype(np.asarray(out).dtype)
+
+
+def elementwise_infer(kernel):
+    """Shape rule: numpy broadcasting of all inputs; dtype: the kernel's own promotion."""
+    def infer(inputs, **attrs):
+        shape = inputs[0].shape
+        for t in inputs[1:]:
+            shape = broadcast(shape, t.shape)
+        key = tuple(sorted(attrs.items())) if attrs else ()
+        return [(shape, _probe_dtype(kernel, tuple(t.dtype for t in inputs), key))]
+    return infer
+
+
+def _is_weak(value):
+    return not isinstance(value, (Tensor, np.ndarray, np.generic)) and \
+        dtypes.weak_kind(value) is not None
+
+
+def convert_pair(x, y):
+    """Tensors for a binary op's operands; a Python value adapts to the other's dtype."""
+    x_weak, y_weak = _is_weak(x), _is_weak(y)
+    if x_weak == y_weak:
+        return convert_to_tensor(x), convert_to_tensor(y)
+    if x_weak:
+        y, x = convert_pair(y, x)
+        return x, y
+    x = convert_to_tensor(x)
+    target = dtypes.weak_result(dtypes.weak_kind(y), x.dtype)
+    if target != x.dtype:
+        x = cast(x, target)
+    return x, registry.constant(y, target, _copy=False)
+
+
+def convert_all(values):
+    """Tensors for an n-ary op; Python values adapt to the strongest tensor dtype."""
+    strong = [v for v in values if not _is_weak(v)]
+    if len(strong) == len(values):
+        return [convert_to_tensor(v) for v in values]
+    if not strong:
+        return [convert_to_tensor(v) for v in values]
+    tensors = [convert_to_tensor(v) for v in strong]
+    base = dtypes.result_type(*[t.dtype for t in tensors])
+    for v in values:
+        if _is_weak(v):
+            base = dtypes.weak_result(dtypes.weak_kind(v), base)
+    out, it = [], iter(tensors)
+    for v in values:
+        if _is_weak(v):
+            out.append(registry.constant(v, base, _copy=False))
+        else:
+            t = next(it)
+            out.append(t if t.dtype == base else cast(t, base))
+    return out
+
+
+def _quiet(fn):
+    """Kernel wrapper: no numpy warnings for inf/nan results (TensorFlow gives none)."""
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    return kernel
+
+
+def _define_unary(name, kernel):
+    opdef = registry.register(name, kernel, elementwise_infer(kernel))
+
+    def op(x, name=None):
+        return apply(opdef, [convert_to_tensor(x)], {}, name)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name}, like numpy."
+    return op
+
+
+def _define_binary(name, kernel):
+    opdef = registry.register(name, kernel, elementwise_infer(kernel))
+
+    def op(x, y, name=None):
+        x, y = convert_pair(x, y)
+        return apply(opdef, [x, y], {}, name)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} with numpy broadcasting."
+    return op
+
+
+# -- cast ------------------------------------------------------------------------------
+
+def _cast_kernel(x, dtype):
+    return x.astype(dtype.np)
+
+
+def _cast_infer(inputs, dtype):
+    return [(inputs[0].shape, dtype)]
+
+
+_CAST = registry.register("cast", _cast_kernel, _cast_infer)
+
+
+def cast(x, dtype, name=None):
+    """Convert `x` to `dtype` (floats to ints truncate toward zero)."""
+    dtype = dtypes.as_dtype(dtype)
+    if _is_weak(x):
+        return registry.constant(x, dtype)
+    x = convert_to_tensor(x)
+    if x.dtype == dtype:
+        return x
+    return apply(_CAST, [x], {"dtype": dtype}, name)
+
+
+# -- elementwise -------------------------------------------------------------------------
+
+def _sigmoid(x):
+    e = np.exp(-np.abs(x))
+    one = x.dtype.type(1) if x.dtype.kind == "f" else 1
+    return np.where(x >= 0, one / (one + e), e / (one + e))
+
+
+def _softplus(x):
+    return np.logaddexp(x.dtype.type(0) if x.dtype.kind == "f" else 0.0, x)
+
+
+def _relu(x):
+    return np.maximum(x, x.dtype.type(0))
+
+
+negative = _define_unary("negative", np.negative)
+abs = _define_unary("abs", np.abs)  # noqa: A001 - the public name is rt.abs
+sign = _define_unary("sign", np.sign)
+sqrt = _define_unary("sqrt", _quiet(np.sqrt))
+rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)))
+square = _define_unary("square", np.square)
+exp = _define_unary("exp", _quiet(np.exp))
+log = _define_unary("log", _quiet(np.log))
+log1p = _define_unary("log1p", _quiet(np.log1p))
+sin = _define_unary("sin", np.sin)
+cos = _define_unary("cos", np.cos)
+tan = _define_unary("tan", np.tan)
+tanh = _define_unary("tanh", np.tanh)
+sigmoid = _define_unary("sigmoid", _quiet(_sigmoid))
+relu = _define_unary("relu", _relu)
+softplus = _define_unary("softplus", _quiet(_softplus))
+floor = _define_unary("floor", np.floor)
+ceil = _define_unary("ceil", np.ceil)
+round = _define_unary("round", np.round)  # noqa: A001 - banker's rounding, like TF
+reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal))
+logical_not = _define_unary("logical_not", np.logical_not)
+invert = _define_unary("invert", np.invert)
+is_nan = _define_unary("is_nan", np.isnan)
+is_finite = _define_unary("is_finite", np.isfinite)
+
+add = _define_binary("add", np.add)
+subtract = _define_binary("subtract", np.subtract)
+multiply = _define_binary("multiply", np.multiply)
+divide = _define_binary("divide", _quiet(np.true_divide))
+floordiv = _define_binary("floordiv", _quiet(np.floor_divide))
+mod = _define_binary("mod", _quiet(np.mod))
+pow = _define_binary("pow", _quiet(np.power))  # noqa: A001
+maximum = _define_binary("maximum", np.maximum)
+minimum = _define_binary("minimum", np.minimum)
+equal = _define_binary("equal", np.equal)
+not_equal = _define_binary("not_equal", np.not_equal)
+less = _define_binary("less", np.less)
+less_equal = _define_binary("less_equal", np.less_equal)
+greater = _define_binary("greater", np.greater)
+greater_equal = _define_binary("greater_equal", np.greater_equal)
+logical_and = _define_binary("logical_and", np.logical_and)
+logical_or = _define_binary("logical_or", np.logical_or)
+logical_xor = _define_binary("logical_xor", np.logical_xor)
+bitwise_and = _define_binary("bitwise_and", np.bitwise_and)
+bitwise_or = _define_binary("bitwise_or", np.bitwise_or)
+bitwise_xor = _define_binary("bitwise_xor", np.bitwise_xor)
+squared_difference = _define_binary("squared_difference", lambda x, y: np.square(x - y))
+
+truediv = divide
+floor_div = floordiv
+floormod = mod
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clamp `t` to [min, max] elementwise."""
+    t, lo, hi = convert_all([t, clip_value_min, clip_value_max])
+    return apply(_CLIP, [t, lo, hi], {}, name)
+
+
+def _clip_kernel(t, lo, hi):
+    return np.minimum(np.maximum(t, lo), hi)
+
+
+_CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip_kernel))
+
+
+def add_n(inputs, name=None):
+    """Sum of a list of tensors of the same shape and dtype."""
+    tensors = convert_all(list(inputs))
+    return apply(_ADD_N, tensors, {}, name)
+
+
+def _add_n_kernel(*xs):
+    out = xs[0].copy()
+    for x in xs[1:]:
+        out += x
+    return out
+
+
+_ADD_N = registry.register("add_n", _add_n_kernel, elementwise_infer(_add_n_kernel))
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+def _norm_axis(axis, rank):
+    """A sorted tuple of non-negative axes (None: all axes)."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if rank is not None:
+            if not -rank <= a < rank:
+                raise ValueError(f"axis {a} is out of range for a tensor of rank {rank}")
+            a %= rank
+        out.append(a)
+    return tuple(sorted(set(out)))
+
+
+def _reduced_shape(shape, axis, keepdims):
+    if shape.rank is None:
+        return TensorShape(None)
+    if axis is None:
+        return TensorShape([1] * shape.rank if keepdims else [])
+    dims = []
+    for i, d in enumerate(shape.dims):
+        if i in axis:
+            if keepdims:
+                dims.append(1)
+        else:
+            dims.append(d)
+    return TensorShape(dims)
+
+
+def _axis_attr(axis, x):
+    if isinstance(axis, Tensor):
+        value = registry.constant_value(axis)
+        if value is None:
+            raise TypeError("The axis of a reduction must be known while tracing "
+                            "(a Python int or a constant).")
+        axis = value.tolist()
+    return _norm_axis(axis, x.shape.rank)
+
+
+def _define_reduction(name, kernel, out_dtype=None):
+    def infer(inputs, axis, keepdims):
+        x = inputs[0]
+        dtype = out_dtype(x.dtype) if out_dtype else x.dtype
+        return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
+    opdef = registry.register(name, kernel, infer)
+
+    def op(input_tensor, axis=None, keepdims=False, name=None):
+        x = convert_to_tensor(input_tensor)
+        return apply(opdef, [x], {"axis": _axis_attr(axis, x), "keepdims": bool(keepdims)},
+                     name)
+    op.__name__ = name
+    op.__doc__ = f"{name} over `axis` (all axes when None)."
+    return op
+
+
+def _sum_kernel(x, axis, keepdims):
+    dtype = np.int32 if x.dtype == np.bool_ else x.dtype
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def _prod_kernel(x, axis, keepdims):
+    dtype = np.int32 if x.dtype == np.bool_ else x.dtype
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def _mean_kernel(x, axis, keepdims):
+    if x.dtype.kind in "iub":
+        # TensorFlow keeps integer dtypes: the mean truncates toward zero.
+        return np.trunc(np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float64)).astype(
+            np.int32 if x.dtype == np.bool_ else x.dtype)
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+def _max_kernel(x, axis, keepdims):
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+def _min_kernel(x, axis, keepdims):
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+def _any_kernel(x, axis, keepdims):
+    return np.any(x, axis=axis, keepdims=keepdims)
+
+
+def _all_kernel(x, axis, keepdims):
+    return np.all(x, axis=axis, keepdims=keepdims)
+
+
+def _bool_to_int(dtype):
+    return dtypes.int32 if dtype.is_bool else dtype
+
+
+def _to_bool(_):
+    return dtypes.bool_
+
+
+reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int)
+reduce_prod = _define_reduction("reduce_prod", _prod_kernel, _bool_to_int)
+reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _bool_to_int)
+reduce_max = _define_reduction("reduce_max", _max_kernel)
+reduce_min = _define_reduction("reduce_min", _min_kernel)
+reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool)
+reduce_all = _define_reduction("reduce_all", _all_kernel, _to_bool)
+
+
+def _arg_infer(inputs, axis, output_type):
+    shape = inputs[0].shape
+    if shape.rank is None:
+        return [(TensorShape(None), output_type)]
+    return [(TensorShape([d for i, d in enumerate(shape.dims) if i != axis]), output_type)]
+
+
+def _argmax_kernel(x, axis, output_type):
+    return np.argmax(x, axis=axis).astype(output_type.np)
+
+
+def _argmin_kernel(x, axis, output_type):
+    return np.argmin(x, axis=axis).astype(output_type.np)
+
+
+_ARGMAX = registry.register("argmax", _argmax_kernel, _arg_infer)
+_ARGMIN = registry.register("argmin", _argmin_kernel, _arg_infer)
+
+
+def _arg_op(opdef, x, axis, output_type, name):
+    x = convert_to_tensor(x)
+    axis = _axis_attr(0 if axis is None else axis, x)
+    if len(axis) != 1:
+        raise ValueError(f"{opdef.name} takes a single axis, got {axis}")
+    return apply(opdef, [x], {"axis": axis[0], "output_type": dtypes.as_dtype(output_type)},
+                 name)
+
+
+def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+    """Index of the largest value along `axis` (default 0), int64 like TensorFlow."""
+    return _arg_op(_ARGMAX, input, axis, output_type, name)
+
+
+def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+    """Index of the smallest value along `axis` (default 0)."""
+    return _arg_op(_ARGMIN, input, axis, output_type, name)
+
+
+# -- matmul ------------------------------------------------------------------------------------
+
+def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    return np.matmul(a, b)
+
+
+def _matmul_infer(inputs, transpose_a=False, transpose_b=False):
+    a, b = inputs
+    dtype = _probe_dtype(np.add, (a.dtype, b.dtype))
+    if a.shape.rank is None or b.shape.rank is None:
+        return [(TensorShape(None), dtype)]
+    if a.shape.rank < 2 or b.shape.rank < 2:
+        raise ValueError(f"matmul needs tensors of rank >= 2, got shapes {a.shape} and "
+                         f"{b.shape}")
+    ad, bd = list(a.shape.dims), list(b.shape.dims)
+    if transpose_a:
+        ad[-1], ad[-2] = ad[-2], ad[-1]
+    if transpose_b:
+        bd[-1], bd[-2] = bd[-2], bd[-1]
+    k1, k2 = ad[-1], bd[-2]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ValueError(f"matmul: inner dimensions differ, shapes {a.shape} and {b.shape}"
+                         f"{' (transposed)' if transpose_a or transpose_b else ''}")
+    batch = broadcast(TensorShape(ad[:-2]), TensorShape(bd[:-2]))
+    return [(batch.concatenate([ad[-2], bd[-1]]), dtype)]
+
+
+_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    """Matrix product of the last two dimensions (batched over the leading ones)."""
+    a, b = convert_pair(a, b)
+    attrs = {}
+    if transpose_a:
+        attrs["transpose_a"] = True
+    if transpose_b:
+        attrs["transpose_b"] = True
+    return apply(_MATMUL, [a, b], attrs, name)

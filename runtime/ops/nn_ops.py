@@ -1,0 +1,117 @@
+"""Neural-network ops (`rt.nn`): softmax and the usual losses, numerically stable."""
+import numpy as np
+
+from ..shapes import TensorShape
+from . import registry
+from .math_ops import convert_pair, relu, sigmoid, softplus, tanh  # noqa: F401 - rt.nn names
+from .registry import apply, convert_to_tensor
+
+
+def _softmax_kernel(x, axis):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax_kernel(x, axis):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _float_same_infer(inputs, axis):
+    x = inputs[0]
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        raise TypeError(f"expects floating-point logits, got {x.dtype.name}")
+    return [(x.shape, x.dtype)]
+
+
+_SOFTMAX = registry.register("softmax", _softmax_kernel, _float_same_infer)
+_LOG_SOFTMAX = registry.register("log_softmax", _log_softmax_kernel, _float_same_infer)
+
+
+def softmax(logits, axis=-1, name=None):
+    """exp(logits) / sum(exp(logits)) along `axis`."""
+    return apply(_SOFTMAX, [convert_to_tensor(logits)], {"axis": int(axis)}, name)
+
+
+def log_softmax(logits, axis=-1, name=None):
+    """logits - log(sum(exp(logits))) along `axis`."""
+    return apply(_LOG_SOFTMAX, [convert_to_tensor(logits)], {"axis": int(axis)}, name)
+
+
+def _xent_kernel(labels, logits, axis):
+    return -np.sum(labels * _log_softmax_kernel(logits, axis), axis=axis)
+
+
+def _drop_axis_infer(inputs, axis):
+    labels, logits = inputs
+    if not logits.dtype.is_floating:
+        raise TypeError(f"expects floating-point logits, got {logits.dtype.name}")
+    if not labels.shape.is_compatible_with(logits.shape):
+        raise ValueError(f"labels shape {labels.shape} and logits shape {logits.shape} differ")
+    shape = logits.shape.merge_with(labels.shape)
+    if shape.rank is None:
+        return [(TensorShape(None), logits.dtype)]
+    dims = list(shape.dims)
+    del dims[axis]
+    return [(TensorShape(dims), logits.dtype)]
+
+
+_XENT = registry.register("softmax_cross_entropy_with_logits", _xent_kernel, _drop_axis_infer)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """Cross entropy between `labels` (a distribution) and softmax(`logits`), per example."""
+    labels, logits = convert_pair(labels, logits)
+    axis = int(axis)
+    if logits.shape.rank is not None:
+        axis %= logits.shape.rank
+    return apply(_XENT, [labels, logits], {"axis": axis}, name)
+
+
+def _sparse_xent_kernel(labels, logits):
+    logp = _log_softmax_kernel(logits, -1)
+    n = logits.shape[-1]
+    if np.any((labels < 0) | (labels >= n)):
+        raise ValueError(f"labels must be in [0, {n}), got {labels}")
+    return -np.take_along_axis(logp, labels[..., None].astype(np.intp), axis=-1)[..., 0]
+
+
+def _sparse_xent_infer(inputs):
+    labels, logits = inputs
+    if not labels.dtype.is_integer:
+        raise TypeError(f"labels must be integers, got {labels.dtype.name}")
+    if not logits.dtype.is_floating:
+        raise TypeError(f"expects floating-point logits, got {logits.dtype.name}")
+    if logits.shape.rank is not None and labels.shape.rank is not None:
+        if labels.shape.rank != logits.shape.rank - 1 or not labels.shape.is_compatible_with(
+                logits.shape[:-1]):
+            raise ValueError(f"labels shape {labels.shape} must equal logits shape "
+                             f"{logits.shape} without its last dimension")
+        return [(labels.shape.merge_with(logits.shape[:-1]), logits.dtype)]
+    return [(labels.shape, logits.dtype)]
+
+
+_SPARSE_XENT = registry.register("sparse_softmax_cross_entropy_with_logits",
+                                 _sparse_xent_kernel, _sparse_xent_infer)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    """Cross entropy of integer class `labels` against softmax(`logits`), per example."""
+    return apply(_SPARSE_XENT, [convert_to_tensor(labels), convert_to_tensor(logits)], {}, name)
+
+
+def _sigmoid_xent_kernel(labels, logits):
+    return (np.maximum(logits, 0) - logits * labels
+            + np.log1p(np.exp(-np.abs(logits))))
+
+
+_SIGMOID_XENT = registry.register(
+    "sigmoid_cross_entropy_with_logits", _sigmoid_xent_kernel,
+    lambda inputs: [(inputs[1].shape.merge_with(inputs[0].shape), inputs[1].dtype)])
+
+
+def sigmoid_cross_entropy_with_logits(labels, logits, name=None):
+    """Elementwise logistic loss of `labels` in [0, 1] against `logits`."""
+    labels, logits = convert_pair(labels, logits)
+    return apply(_SIGMOID_XENT, [labels, logits], {}, name)

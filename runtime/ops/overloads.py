@@ -1,0 +1,100 @@
+"""Python operators on tensors and variables, routed through the op registry."""
+import numpy as np
+
+from ..tensor import Tensor
+from ..variables import Variable
+from . import array_ops
+from . import math_ops
+
+
+_OPERAND_TYPES = (Tensor, Variable, np.ndarray, np.generic, bool, int, float, complex,
+                  list, tuple)
+
+
+def _binary(op, reverse=False):
+    """An operator method; operands we cannot convert get NotImplemented (Python's rule)."""
+    if reverse:
+        def method(self, other):
+            if not isinstance(other, _OPERAND_TYPES):
+                return NotImplemented
+            return op(other, self)
+    else:
+        def method(self, other):
+            if not isinstance(other, _OPERAND_TYPES):
+                return NotImplemented
+            return op(self, other)
+    return method
+
+
+def _convertible(other):
+    return isinstance(other, _OPERAND_TYPES)
+
+
+def _eq(self, other):
+    if not _convertible(other):
+        return NotImplemented
+    try:
+        return math_ops.equal(self, other)
+    except (TypeError, ValueError):
+        return NotImplemented
+
+
+def _ne(self, other):
+    if not _convertible(other):
+        return NotImplemented
+    try:
+        return math_ops.not_equal(self, other)
+    except (TypeError, ValueError):
+        return NotImplemented
+
+
+def _logical(logical, bitwise):
+    def op(x, y):
+        x, y = math_ops.convert_pair(x, y)
+        if x.dtype.is_bool and y.dtype.is_bool:
+            return logical(x, y)
+        return bitwise(x, y)
+    return op
+
+
+_and = _logical(math_ops.logical_and, math_ops.bitwise_and)
+_or = _logical(math_ops.logical_or, math_ops.bitwise_or)
+_xor = _logical(math_ops.logical_xor, math_ops.bitwise_xor)
+
+
+def _invert(self):
+    x = math_ops.convert_to_tensor(self)
+    return math_ops.logical_not(x) if x.dtype.is_bool else math_ops.invert(x)
+
+
+def _matmul(x, y):
+    return math_ops.matmul(x, y)
+
+
+_OPERATORS = {
+    "add": math_ops.add, "sub": math_ops.subtract, "mul": math_ops.multiply,
+    "truediv": math_ops.divide, "floordiv": math_ops.floordiv, "mod": math_ops.mod,
+    "pow": math_ops.pow, "matmul": _matmul, "and": _and, "or": _or, "xor": _xor,
+}
+
+
+def _install(cls):
+    for name, op in _OPERATORS.items():
+        setattr(cls, f"__{name}__", _binary(op))
+        setattr(cls, f"__r{name}__", _binary(op, reverse=True))
+    cls.__lt__ = _binary(math_ops.less)
+    cls.__le__ = _binary(math_ops.less_equal)
+    cls.__gt__ = _binary(math_ops.greater)
+    cls.__ge__ = _binary(math_ops.greater_equal)
+    cls.__eq__ = _eq
+    cls.__ne__ = _ne
+    cls.__neg__ = lambda self: math_ops.negative(self)
+    cls.__pos__ = lambda self: self
+    cls.__abs__ = lambda self: math_ops.abs(self)
+    cls.__invert__ = _invert
+    cls.__getitem__ = array_ops.getitem
+    cls.__hash__ = object.__hash__
+
+
+_install(Tensor)
+_install(Variable)

@@ -1,0 +1,160 @@
+"""Random ops (`rt.random`) with TensorFlow's seed semantics.
+
+A global seed (`rt.random.set_seed`) and an op seed together fix the sequence
+an op produces. Each graph op owns its generator, so every run of a graph
+draws new numbers, reproducibly from the seeds; eagerly, calls with the same
+op seed continue one sequence. Without any seed, numbers are not reproducible.
+"""
+import itertools
+import threading
+
+import numpy as np
+
+from .. import context
+from .. import dtypes
+from ..shapes import TensorShape
+from . import registry
+from .array_ops import _dynamic_shape_infer, _shape_arg
+from .registry import apply
+
+_DEFAULT_GLOBAL_SEED = 87654321
+_lock = threading.Lock()
+_global = {"seed": None, "counter": itertools.count(), "eager_states": {}}
+
+
+class RngState:
+    """The generator behind one random op (created on first use)."""
+
+    __slots__ = ("seeds", "_gen")
+
+    def __init__(self, seeds):
+        self.seeds = seeds
+        self._gen = None
+
+    @property
+    def generator(self):
+        if self._gen is None:
+            self._gen = np.random.default_rng(list(self.seeds) if self.seeds else None)
+        return self._gen
+
+    def __repr__(self):
+        return f"seed{self.seeds}" if self.seeds else "unseeded"
+
+
+def set_seed(seed):
+    """Set the global random seed: later random ops become reproducible."""
+    with _lock:
+        _global["seed"] = None if seed is None else int(seed)
+        _global["counter"] = itertools.count()
+        _global["eager_states"] = {}
+
+
+def get_global_seed():
+    return _global["seed"]
+
+
+def _state_for(op_seed):
+    graph = context.current_graph()
+    global_seed = _global["seed"]
+    if graph is not None and graph.seed is not None:
+        global_seed = graph.seed
+    if global_seed is None and op_seed is None:
+        return RngState(None)
+    if op_seed is None:
+        if graph is not None:
+            graph._random_ops += 1
+            op_seed = graph._random_ops
+        else:
+            op_seed = next(_global["counter"])
+    if global_seed is None:
+        global_seed = _DEFAULT_GLOBAL_SEED
+    seeds = (global_seed, int(op_seed))
+    if graph is not None:
+        return RngState(seeds)
+    with _lock:
+        states = _global["eager_states"]
+        state = states.get(seeds)
+        if state is None:
+            state = states[seeds] = RngState(seeds)
+        return state
+
+
+def _uniform_kernel(*dynamic, shape=None, minval, maxval, dtype, state):
+    shape = tuple(dynamic[0]) if dynamic else shape
+    gen = state.generator
+    if dtype.is_integer:
+        return gen.integers(minval, maxval, size=shape, dtype=dtype.np)
+    work = np.float64 if dtype == dtypes.float64 else np.float32
+    return (gen.random(shape, dtype=work) * (maxval - minval) + minval).astype(dtype.np)
+
+
+def _normal_kernel(*dynamic, shape=None, mean, stddev, dtype, state):
+    shape = tuple(dynamic[0]) if dynamic else shape
+    work = np.float64 if dtype == dtypes.float64 else np.float32
+    values = state.generator.standard_normal(shape, dtype=work)
+    return (values * stddev + mean).astype(dtype.np)
+
+
+def _truncated_normal_kernel(*dynamic, shape=None, mean, stddev, dtype, state):
+    shape = tuple(dynamic[0]) if dynamic else shape
+    gen = state.generator
+    values = gen.standard_normal(shape)
+    bad = np.abs(values) > 2
+    while bad.any():
+        values[bad] = gen.standard_normal(int(bad.sum()))
+        bad = np.abs(values) > 2
+    return (values * stddev + mean).astype(dtype.np)
+
+
+def _random_infer(inputs, shape=None, dtype=None, **_):
+    if shape is None:
+        return [(_dynamic_shape_infer(inputs[0]), dtype)]
+    return [(TensorShape(shape), dtype)]
+
+
+_UNIFORM = registry.register("random_uniform", _uniform_kernel, _random_infer, stateful=True)
+_NORMAL = registry.register("random_normal", _normal_kernel, _random_infer, stateful=True)
+_TRUNCATED = registry.register("truncated_normal", _truncated_normal_kernel, _random_infer,
+                               stateful=True)
+
+
+def _random(opdef, shape, attrs, seed, name):
+    static, dynamic = _shape_arg(shape)
+    attrs["state"] = _state_for(seed)
+    if static is not None:
+        attrs["shape"] = static
+        return apply(opdef, [], attrs, name)
+    return apply(opdef, [dynamic], attrs, name)
+
+
+def _scalar(value, what):
+    v = registry.constant_value(value)
+    if v is None:
+        raise TypeError(f"{what} must be known while tracing")
+    return v.item()
+
+
+def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
+    """Uniform values in [minval, maxval) (maxval defaults to 1 for floats)."""
+    dtype = dtypes.as_dtype(dtype)
+    if maxval is None:
+        if dtype.is_integer:
+            raise ValueError("uniform: integer dtypes need an explicit maxval")
+        maxval = 1
+    return _random(_UNIFORM, shape, {"minval": _scalar(minval, "minval"),
+                                     "maxval": _scalar(maxval, "maxval"), "dtype": dtype},
+                   seed, name)
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    """Normally distributed values."""
+    return _random(_NORMAL, shape, {"mean": _scalar(mean, "mean"),
+                                    "stddev": _scalar(stddev, "stddev"),
+                                    "dtype": dtypes.as_dtype(dtype)}, seed, name)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    """Normal values redrawn until within two standard deviations of the mean."""
+    return _random(_TRUNCATED, shape, {"mean": _scalar(mean, "mean"),
+                                       "stddev": _scalar(stddev, "stddev"),
+                                       "dtype": dtypes.as_dtype(dtype)}, seed, name)

@@ -1,0 +1,331 @@
+"""The one op registry: each op is declared once, eager and graph mode share it.
+
+An op declaration gives
+  kernel(*arrays, **attrs)        -> ndarray (or a list of them, `multi=True`)
+  infer(inputs, **attrs)          -> [(TensorShape, DType), ...] from static info
+  stateful / effect               -> whether it must never be pruned or reordered
+  grad                            -> slot for the gradient function (later issue)
+
+`apply(opdef, inputs, attrs)` runs the kernel at once when executing eagerly,
+or adds an operation to the current graph, whose output shapes and dtypes come
+from `infer` (so shape errors surface while tracing, at the user's line).
+"""
+import numpy as np
+
+from .. import context
+from .. import dtypes
+from .. import traceback_utils
+from ..errors import InvalidArgumentError, wrap_kernel_error
+from ..shapes import TensorShape
+from ..tensor import EagerTensor, SymbolicTensor, Tensor
+
+__all__ = ["OpDef", "register", "get", "apply", "constant_value", "convert_to_tensor",
+           "constant"]
+
+_REGISTRY = {}
+tape_hooks = []          # callables(opdef, inputs, attrs, outputs) run after eager ops
+
+
+class OpDef:
+    """The declaration of one op."""
+
+    __slots__ = ("name", "kernel", "infer", "stateful", "effect", "multi", "grad")
+
+    def __init__(self, name, kernel, infer, stateful=False, effect=None, multi=False,
+                 grad=None):
+        self.name = name
+        self.kernel = kernel
+        self.infer = infer
+        self.stateful = stateful
+        self.effect = effect          # None, "read" or "write" of attrs["var"]
+        self.multi = multi
+        self.grad = grad
+
+    def __repr__(self):
+        return f"<OpDef {self.name}>"
+
+
+def register(name, kernel, infer, **kwargs):
+    """Declare an op; returns its OpDef. Names are unique."""
+    if name in _REGISTRY:
+        raise ValueError(f"Op {name!r} is already registered")
+    opdef = OpDef(name, kernel, infer, **kwargs)
+    _REGISTRY[name] = opdef
+    return opdef
+
+
+def get(name):
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"Unknown op type {name!r}") from None
+
+
+def all_ops():
+    return dict(_REGISTRY)
+
+
+def apply(opdef, inputs, attrs, name=None):
+    """Run or record `opdef` on tensors `inputs`; returns a tensor or a list of them."""
+    graph = context.current_graph()
+    if graph is None:
+        return _apply_eager(opdef, inputs, attrs)
+    inputs = [graph.capture(t) for t in inputs]
+    try:
+        specs = opdef.infer(inputs, **attrs)
+    except (ValueError, TypeError, IndexError) as e:
+        raise _build_error(opdef, e) from None
+    op = graph.create_op(opdef, inputs, attrs, specs, name=name,
+                         origin=traceback_utils.user_frame(2))
+    return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
+
+
+def _apply_eager(opdef, inputs, attrs):
+    try:
+        arrays = [t._value for t in inputs]
+    except AttributeError:
+        raise _leaked_symbolic_error(opdef, inputs) from None
+    try:
+        result = opdef.kernel(*arrays, **attrs)
+    except Exception as e:   # noqa: BLE001 - re-raised with the op named
+        raise wrap_kernel_error(e, f"{opdef.name}: {e}") from e
+    if opdef.multi:
+        outputs = [EagerTensor(np.asarray(r)) for r in result]
+    elif result is None:
+        return None
+    else:
+        outputs = EagerTensor(result if type(result) is np.ndarray else np.asarray(result))
+    if tape_hooks:
+        for hook in tape_hooks:
+            hook(opdef, inputs, attrs, outputs)
+    return outputs
+
+
+def _leaked_symbolic_error(opdef, inputs):
+    for t in inputs:
+        if isinstance(t, SymbolicTensor):
+            return TypeError(
+                f"{opdef.name}: the symbolic tensor {t.name} is used outside the graph that "
+                f"created it (it leaked from a function trace). Return it from the traced "
+                f"function instead of storing it.")
+    return TypeError(f"{opdef.name}: inputs must be tensors, got {inputs!r}")
+
+
+def _build_error(opdef, exc):
+    origin = traceback_utils.user_frame(3)
+    where = f"\n  created at {origin}\n    {origin.line()}" if origin is not None else ""
+    cls = type(exc) if type(exc) in (ValueError, TypeError, IndexError) else ValueError
+    err = cls(f"{opdef.name}: {exc}{where}")
+    err.origin = origin
+    return err
+
+
+# -- constants and conversion ------------------------------------------------------
+
+def constant_value(t):
+    """The value of `t` if it is known statically (eager, or a graph constant), else None."""
+    if isinstance(t, EagerTensor):
+        return t._value
+    if isinstance(t, SymbolicTensor) and t.op.type == "const":
+        return t.op.attrs["value"]
+    if isinstance(t, (int, float, bool, list, tuple, np.ndarray, np.generic)):
+        return np.asarray(t)
+    return None
+
+
+def _infer_python_dtype(value):
+    """TensorFlow's default dtype for a Python value (float32, int32, bool)."""
+    if isinstance(value, (bool, int, float, complex)):
+        return dtypes.python_scalar_dtype(value)
+    kinds = set()
+    big = [False]
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for item in v:
+                walk(item)
+        elif isinstance(v, bool):
+            kinds.add("b")
+        elif isinstance(v, int):
+            kinds.add("i")
+            if not -2**31 <= v < 2**31:
+                big[0] = True
+        elif isinstance(v, float):
+            kinds.add("f")
+        elif isinstance(v, complex):
+            kinds.add("c")
+        elif isinstance(v, np.generic):
+            kinds.add(np.asarray(v).dtype.kind)
+        elif isinstance(v, Tensor):
+            kinds.add(v.dtype.np.kind)
+        else:
+            raise TypeError(f"Cannot convert {v!r} of type {type(v).__name__} to a tensor")
+    walk(value)
+    if "c" in kinds:
+        return dtypes.complex64
+    if "f" in kinds:
+        return dtypes.float32
+    if "i" in kinds or "u" in kinds:
+        return dtypes.int64 if big[0] else dtypes.int32
+    if "b" in kinds:
+        return dtypes.bool_
+    return dtypes.float32      # empty list
+
+
+def to_array(value, dtype=None):
+    """An ndarray for a Python/numpy value, with TensorFlow's default dtypes."""
+    if isinstance(value, np.ndarray):
+        arr = value
+        if dtype is not None and arr.dtype != dtype.np:
+            arr = _cast_checked(arr, dtype)
+        elif arr.dtype.kind in "OUS":
+            raise TypeError(f"Cannot convert an array of dtype {arr.dtype} to a tensor")
+        else:
+            dtypes.as_dtype(arr.dtype)   # rejects unsupported dtypes
+        return arr
+    if isinstance(value, np.generic):
+        return to_array(np.asarray(value), dtype)
+    if dtype is None:
+        dtype = _infer_python_dtype(value)
+    if isinstance(value, (list, tuple)) and _contains_tensor(value):
+        value = _materialize(value)
+    try:
+        return np.asarray(value, dtype=dtype.np)
+    except (OverflowError, ValueError) as e:
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}: {e}") from None
+
+
+def _cast_checked(arr, dtype):
+    return arr.astype(dtype.np)
+
+
+def _contains_tensor(value):
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    return False
+
+
+def _materialize(value):
+    if isinstance(value, (list, tuple)):
+        return [_materialize(v) for v in value]
+    if isinstance(value, EagerTensor):
+        return value._value
+    if isinstance(value, Tensor):
+        raise TypeError("internal: symbolic tensor in a constant")
+    return value
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """A tensor for `value`: tensors pass through, Python/numpy values become constants.
+
+    `dtype` must match a tensor's dtype (no silent casts); Python values are
+    converted to it. `dtype_hint` is used for Python values only when given.
+    """
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != dtype:
+            raise TypeError(f"Tensor conversion requested dtype {dtype.name} for a tensor "
+                            f"of dtype {value.dtype.name}: {value!r}")
+        return value
+    conv = getattr(value, "_as_tensor", None)
+    if conv is not None:                       # Variables
+        t = conv()
+        if dtype is not None and t.dtype != dtype:
+            raise TypeError(f"Conversion to dtype {dtype.name} of {value!r}")
+        return t
+    if isinstance(value, (list, tuple)) and _contains_symbolic(value):
+        from . import array_ops
+        return array_ops.stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
+    if dtype is None and dtype_hint is not None and not isinstance(value, np.ndarray):
+        try:
+            return constant(value, dtypes.as_dtype(dtype_hint), name=name)
+        except TypeError:
+            pass
+    if dtype is not None and isinstance(value, np.ndarray) and value.dtype != dtype.np:
+        if not np.can_cast(value.dtype, dtype.np, "same_kind"):
+            raise TypeError(f"Cannot convert a numpy array of dtype {value.dtype} to "
+                            f"a tensor of dtype {dtype.name}")
+    return constant(value, dtype, name=name, _copy=False)
+
+
+def _contains_symbolic(value):
+    if isinstance(value, SymbolicTensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_symbolic(v) for v in value)
+    conv = getattr(value, "_as_tensor", None)
+    return conv is not None and not context.executing_eagerly()
+
+
+def constant(value, dtype=None, shape=None, name=None, _copy=True):
+    """A constant tensor (symbolic `const` op inside a graph, eager otherwise)."""
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+    if isinstance(value, Tensor):
+        if isinstance(value, SymbolicTensor):
+            from . import math_ops
+            t = value if dtype is None or value.dtype == dtype else math_ops.cast(value, dtype)
+            if shape is not None:
+                from . import array_ops
+                t = array_ops.reshape(t, shape)
+            return t
+        value = value._value
+    arr = to_array(value, dtype)
+    if _copy and arr is value:
+        arr = arr.copy()
+    if shape is not None:
+        shape = tuple(shape)
+        if arr.size == 1 and int(np.prod(shape)) != 1:
+            arr = np.broadcast_to(arr.reshape(()), shape).copy()
+        else:
+            try:
+                arr = arr.reshape(shape)
+            except ValueError:
+                raise TypeError(f"Cannot reshape a constant of {arr.size} elements to "
+                                f"shape {list(shape)}") from None
+    graph = context.current_graph()
+    if graph is None:
+        return EagerTensor(arr)
+    op = graph.create_op(_CONST, [], {"value": arr},
+                         [(TensorShape(arr.shape), dtypes.as_dtype(arr.dtype))], name=name,
+                         origin=traceback_utils.user_frame(2))
+    return op.outputs[0]
+
+
+def _const_kernel(value):
+    return value
+
+
+def _const_infer(inputs, value):
+    return [(TensorShape(value.shape), dtypes.as_dtype(value.dtype))]
+
+
+def _capture_kernel():
+    raise InvalidArgumentError("internal error: a captured value was not fed")
+
+
+def _placeholder_kernel(shape=None, dtype=None, **_):
+    raise InvalidArgumentError(
+        f"You must feed a value for this placeholder (dtype {dtype.name}, shape "
+        f"{TensorShape(shape)})")
+
+
+def _placeholder_infer(inputs, shape=None, dtype=None, **_):
+    return [(TensorShape(shape), dtype)]
+
+
+def _no_outputs(inputs, **_):
+    return []
+
+
+def _no_op_kernel(*_, **__):
+    return None
+
+
+_CONST = register("const", _const_kernel, _const_infer)
+register("capture", _capture_kernel, None)
+register("placeholder", _placeholder_kernel, _placeholder_infer)
+register("no_op", _no_op_kernel, _no_outputs)

@@ -1,0 +1,217 @@
+"""Tensors: eager ones wrap an ndarray, symbolic ones name an operation's output.
+
+Both share `Tensor`, whose Python operators (`+`, `@`, `t[...]`, comparisons)
+are installed by `runtime.ops.overloads`, so they dispatch through the one op
+registry in either mode.
+"""
+import numpy as np
+
+from . import dtypes
+from .shapes import TensorShape
+
+__all__ = ["Tensor", "EagerTensor", "SymbolicTensor", "is_tensor", "is_symbolic"]
+
+
+class Tensor:
+    """Common base of eager and symbolic tensors."""
+
+    __slots__ = ("__weakref__",)
+    __array_priority__ = 100     # numpy defers `ndarray + tensor` to Tensor.__radd__
+
+    @property
+    def ndim(self):
+        return self.shape.rank
+
+    def get_shape(self):
+        return self.shape
+
+    def ref(self):
+        """A hashable reference to this tensor (tensors hash by identity already)."""
+        return self
+
+    __hash__ = object.__hash__
+
+    def __setitem__(self, key, value):
+        raise TypeError("rt.Tensor objects are immutable; build a new tensor instead "
+                        "(e.g. with rt.where or rt.concat).")
+
+
+class EagerTensor(Tensor):
+    """A tensor with a concrete value (an ndarray) computed at once."""
+
+    __slots__ = ("_value", "_dtype")
+
+    def __init__(self, value, dtype=None):
+        # `value` must already be an ndarray of a supported dtype.
+        self._value = value
+        self._dtype = dtype if dtype is not None else dtypes.as_dtype(value.dtype)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return TensorShape(self._value.shape)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def name(self):
+        raise AttributeError("Tensor.name is meaningless when executing eagerly.")
+
+    @property
+    def op(self):
+        raise AttributeError("Tensor.op is meaningless when executing eagerly.")
+
+    def numpy(self):
+        """The value as a numpy array (a numpy scalar for 0-d tensors)."""
+        value = self._value
+        return value[()] if value.ndim == 0 else value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._value
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return value.astype(dtype)
+        if copy:
+            return value.copy()
+        return value
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if not (self._dtype.is_integer or self._dtype.is_bool) or self._value.ndim:
+            raise TypeError(f"Only scalar integer tensors can be used as an index, "
+                            f"got dtype {self._dtype.name} shape {self.shape}")
+        return int(self._value)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a scalar (0-d) tensor")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar (0-d) tensor")
+        dtype = self._dtype
+        for row in self._value:
+            yield EagerTensor(np.asarray(row), dtype)
+
+    def __str__(self):
+        return str(self.numpy())
+
+    def __repr__(self):
+        return (f"<rt.Tensor: shape={self.shape}, dtype={self._dtype.name}, "
+                f"numpy={numpy_repr(self._value)}>")
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self.numpy(), spec)
+        return format(str(self), spec)
+
+
+
+class SymbolicTensor(Tensor):
+    """An output of an operation in a graph; has a static shape and dtype, no value."""
+
+    __slots__ = ("op", "index", "_shape", "_dtype")
+
+    def __init__(self, op, index, shape, dtype):
+        self.op = op
+        self.index = index
+        self._shape = shape
+        self._dtype = dtype
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def set_shape(self, shape):
+        """Refine the static shape (it must be compatible with the inferred one)."""
+        self._shape = self._shape.merge_with(shape)
+
+    @property
+    def graph(self):
+        return self.op.graph
+
+    @property
+    def name(self):
+        return f"{self.op.name}:{self.index}"
+
+    def numpy(self):
+        raise ValueError(f"Symbolic tensor {self.name} has no value while tracing; "
+                         "its value exists only when the graph runs.")
+
+    def _no_python_value(self, what):
+        origin = self.op.origin
+        where = f" (created at {origin.short()})" if origin is not None else ""
+        return TypeError(
+            f"Cannot use the symbolic tensor {self.name}{where} as a Python {what} while "
+            f"tracing a graph. Decorate the function with autograph.convert so Python "
+            f"control flow becomes graph control flow, or use rt.cond / rt.while_loop.")
+
+    def __bool__(self):
+        raise self._no_python_value("bool")
+
+    def __int__(self):
+        raise self._no_python_value("int")
+
+    def __float__(self):
+        raise self._no_python_value("float")
+
+    def __index__(self):
+        raise self._no_python_value("index")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._no_python_value("numpy array")
+
+    def __len__(self):
+        shape = self._shape
+        if shape.rank is None or shape.rank == 0 or shape[0] is None:
+            raise TypeError(f"len() of the symbolic tensor {self.name} is not known while "
+                            f"tracing (shape {shape}); use rt.shape(t)[0].")
+        return shape[0]
+
+    def __iter__(self):
+        shape = self._shape
+        if shape.rank is None or shape.rank == 0 or shape[0] is None:
+            raise TypeError(f"Cannot iterate over the symbolic tensor {self.name} of shape "
+                            f"{shape} in Python while tracing; decorate the function with "
+                            f"autograph.convert to turn the loop into a graph loop.")
+        from .ops import array_ops
+        return iter(array_ops.unstack(self, num=shape[0]))
+
+    def __repr__(self):
+        return f"<rt.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __str__(self):
+        return f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name})'
+
+
+def numpy_repr(value):
+    """What TensorFlow shows after `numpy=` in a repr: `array([1, 2], dtype=int32)` or `2.0`."""
+    return np.array_repr(value) if value.ndim else repr(value[()].item())
+
+
+def is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def is_symbolic(x):
+    return isinstance(x, SymbolicTensor)

@@ -1,0 +1,258 @@
+"""Variables: mutable state shared by eager code and graphs.
+
+A variable owns an ndarray. Reading it in a graph adds a `read_variable` op and
+writing adds an `assign*` op; both name the variable, so automatic control
+dependencies keep accesses to one variable in program order. A variable created
+while tracing a function is created eagerly ("lifted"), so a function can build
+its variables on first call. Inside a TF1-style `rt.Graph` a variable starts
+uninitialized until its `initializer` (or `global_variables_initializer`) runs.
+"""
+import itertools
+import threading
+
+import numpy as np
+
+from . import context
+from . import dtypes
+from .errors import FailedPreconditionError
+from .ops import registry
+from .ops.registry import apply, convert_to_tensor
+from .shapes import TensorShape
+from .tensor import EagerTensor, SymbolicTensor, Tensor, numpy_repr
+
+__all__ = ["Variable", "global_variables_initializer", "trainable_variables"]
+
+_uids = itertools.count()
+_access_hooks = []          # callables(variable) run when a variable is read (gradient tapes)
+_hooks_lock = threading.Lock()
+
+
+def _check_value(var, value):
+    if not TensorShape(value.shape).is_subshape_of(var._shape):
+        raise ValueError(f"Cannot assign a value of shape {list(value.shape)} to variable "
+                         f"'{var.name}' of shape {var._shape}")
+    return value
+
+
+def _read_kernel(var):
+    value = var._value
+    if value is None:
+        raise FailedPreconditionError(
+            f"Attempting to use uninitialized variable '{var.name}'. Run its initializer "
+            f"(or rt.global_variables_initializer()) first.")
+    return value
+
+
+def _read_infer(inputs, var):
+    return [(var._shape, var.dtype)]
+
+
+def _assign_kernel(value, var):
+    new = _check_value(var, np.array(value, dtype=var.dtype.np, copy=True))
+    var._value = new
+    return new
+
+
+def _assign_add_kernel(delta, var):
+    var._value = _read_kernel(var) + delta.astype(var.dtype.np, copy=False)
+    return var._value
+
+
+def _assign_sub_kernel(delta, var):
+    var._value = _read_kernel(var) - delta.astype(var.dtype.np, copy=False)
+    return var._value
+
+
+def _assign_infer(inputs, var):
+    value = inputs[0]
+    if not value.shape.is_compatible_with(var._shape) and not (
+            var._shape.rank is not None and value.shape.rank is not None
+            and value.shape.is_subshape_of(var._shape)):
+        raise ValueError(f"Cannot assign a value of shape {value.shape} to variable "
+                         f"'{var.name}' of shape {var._shape}")
+    return [(var._shape, var.dtype)]
+
+
+_READ = registry.register("read_variable", _read_kernel, _read_infer, effect="read")
+_ASSIGN = registry.register("assign", _assign_kernel, _assign_infer, stateful=True,
+                            effect="write")
+_ASSIGN_ADD = registry.register("assign_add", _assign_add_kernel, _assign_infer,
+                                stateful=True, effect="write")
+_ASSIGN_SUB = registry.register("assign_sub", _assign_sub_kernel, _assign_infer,
+                                stateful=True, effect="write")
+
+
+def _in_function_graph(graph):
+    while graph is not None:
+        if getattr(graph, "is_function", False):
+            return True
+        graph = graph.outer_graph
+    return False
+
+
+class Variable:
+    """A mutable tensor-valued state: `rt.Variable(initial_value, trainable=True)`."""
+
+    __array_priority__ = 100
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
+        if initial_value is None:
+            raise ValueError("A Variable needs an initial_value")
+        self.uid = next(_uids)
+        self._name = name or "Variable"
+        self.trainable = bool(trainable)
+        dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+        graph = context.current_graph()
+        self.initializer = None
+        self._graph = None
+        if graph is None or _in_function_graph(graph):
+            with context.init_scope():
+                value = initial_value() if callable(initial_value) else initial_value
+                if isinstance(value, SymbolicTensor):
+                    raise ValueError(
+                        f"The initial value of variable '{self._name}' is a symbolic tensor "
+                        f"({value.name}). A variable created while tracing is created "
+                        f"once, eagerly: give it an initial value that does not depend on "
+                        f"the function's inputs, or create it outside the function.")
+                if isinstance(value, Variable):
+                    value = value.read_value()
+                t = registry.constant(value, dtype) if not isinstance(value, Tensor) else value
+                if dtype is not None and t.dtype != dtype:
+                    from .ops.math_ops import cast
+                    t = cast(t, dtype)
+            self.dtype = t.dtype
+            self._value = np.array(t._value, copy=True)
+            self._shape = TensorShape(shape) if shape is not None else TensorShape(
+                self._value.shape)
+            _check_value(self, self._value)
+            self.initial_value = t
+        else:
+            value = initial_value() if callable(initial_value) else initial_value
+            t = convert_to_tensor(value, dtype_hint=dtype)
+            if dtype is not None and t.dtype != dtype:
+                from .ops.math_ops import cast
+                t = cast(t, dtype)
+            self.dtype = t.dtype
+            self._value = None
+            self._shape = TensorShape(shape) if shape is not None else t.shape
+            self._graph = graph
+            self.initial_value = t
+            self.initializer = apply(_ASSIGN, [t], {"var": self},
+                                     name=f"{self._name}/assign").op
+            graph.variables.append(self)
+
+    # -- identity -------------------------------------------------------------------
+    @property
+    def name(self):
+        return f"{self._name}:0"
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    @property
+    def ndim(self):
+        return self._shape.rank
+
+    @property
+    def graph(self):
+        return self._graph
+
+    def ref(self):
+        return self
+
+    __hash__ = object.__hash__
+
+    # -- reading -------------------------------------------------------------------
+    def read_value(self):
+        """The current value: a tensor (a `read_variable` op inside a graph)."""
+        for hook in _access_hooks:
+            hook(self)
+        return apply(_READ, [], {"var": self})
+
+    value = read_value
+    _as_tensor = read_value
+
+    def numpy(self):
+        if self._value is None:
+            _read_kernel(self)
+        value = self._value
+        return value[()] if value.ndim == 0 else value.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        value = _read_kernel(self)
+        return value.astype(dtype) if dtype is not None else value.copy()
+
+    # -- writing -------------------------------------------------------------------
+    def _write(self, opdef, value, name):
+        t = convert_to_tensor(value, dtype_hint=self.dtype)
+        if t.dtype != self.dtype:
+            if isinstance(value, Tensor) or isinstance(value, Variable):
+                raise TypeError(f"Cannot assign a tensor of dtype {t.dtype.name} to variable "
+                                f"'{self.name}' of dtype {self.dtype.name}")
+            from .ops.math_ops import cast
+            t = cast(t, self.dtype)
+        return apply(opdef, [t], {"var": self}, name)
+
+    def assign(self, value, read_value=True, name=None):
+        """Set the value; returns the new value as a tensor."""
+        return self._write(_ASSIGN, value, name)
+
+    def assign_add(self, delta, read_value=True, name=None):
+        """Add `delta` to the value; returns the new value as a tensor."""
+        return self._write(_ASSIGN_ADD, delta, name)
+
+    def assign_sub(self, delta, read_value=True, name=None):
+        """Subtract `delta` from the value; returns the new value as a tensor."""
+        return self._write(_ASSIGN_SUB, delta, name)
+
+    # -- python protocol ---------------------------------------------------------------
+    def _eager(self):
+        if not context.executing_eagerly():
+            return self.read_value()
+        return EagerTensor(_read_kernel(self), self.dtype)
+
+    def __bool__(self):
+        return bool(self._eager())
+
+    def __int__(self):
+        return int(self._eager())
+
+    def __float__(self):
+        return float(self._eager())
+
+    def __index__(self):
+        return self._eager().__index__()
+
+    def __len__(self):
+        return len(self._eager())
+
+    def __iter__(self):
+        return iter(self.read_value())
+
+    def __format__(self, spec):
+        return format(self._eager(), spec)
+
+    def __repr__(self):
+        if self._value is None:
+            return f"<rt.Variable '{self.name}' shape={self._shape} dtype={self.dtype.name}>"
+        return (f"<rt.Variable '{self.name}' shape={self._shape} dtype={self.dtype.name}, "
+                f"numpy={numpy_repr(self._value)}>")
+
+    def __str__(self):
+        return repr(self)
+
+
+def global_variables_initializer():
+    """An op running the initializers of all variables of the default graph."""
+    from .control_flow import group
+    graph = context.get_default_graph()
+    return group(*[v.initializer for v in graph.variables if v.initializer is not None])
+
+
+def trainable_variables():
+    """Trainable variables of the default (TF1-style) graph."""
+    return [v for v in context.get_default_graph().variables if v.trainable]
