@@ -41,6 +41,7 @@ class Static(_Key):
     BODY_SCOPE = "activity.Scope of the body of a compound statement or function"
     ITERATE_SCOPE = "activity.Scope of a for loop's target and iterated value"
     ORELSE_SCOPE = "activity.Scope of an else branch"
+    CFG_NODE_SCOPE = "activity.Scope of a part of a statement that is one CFG node"
     DEFINITIONS = "tuple of reaching_definitions.Definition reaching a Name"
     ORIG_DEFINITIONS = "DEFINITIONS as first computed, kept across rewrites"
     DEFINED_FNS_IN = "frozenset of local def nodes that may have run before a statement"

@@ -1,0 +1,376 @@
+"""Activity analysis: which symbols each statement, block and function reads and writes.
+
+`resolve(node, context)` annotates (keys from anno.Static):
+  every statement             SCOPE: what it reads/writes, nested blocks included
+  def / class statements      DEF_SCOPE: what the statement does where it stands
+                              (binds the name; reads decorators, defaults, bases
+                              and the free variables of the body)
+  FunctionDef, Lambda         SCOPE (= BODY_SCOPE): the function's own, isolated
+                              scope (params, body reads/writes, globals, nonlocals);
+                              ARGS_SCOPE: the parameters
+  ClassDef                    SCOPE (= BODY_SCOPE): the class body's own scope
+  If                          COND_SCOPE, BODY_SCOPE, ORELSE_SCOPE
+  While                       COND_SCOPE, BODY_SCOPE, ORELSE_SCOPE
+  For                         ITERATE_SCOPE (target and iter), BODY_SCOPE, ORELSE_SCOPE
+  With, Try, match_case       BODY_SCOPE (Try: ORELSE_SCOPE too)
+  comprehensions              SCOPE: their own scope (their targets stay inside)
+and CFG_NODE_SCOPE on the parts of compound statements that are CFG nodes (if
+and while tests, for iters and targets, with items, except clauses, match subjects and
+cases, function arguments, lambda bodies); `cfg_node_scope(ast_node)` reads the
+scope of any CFG node.
+
+Composite names: `a.b = 1` modifies `a.b` (and reads `a`); `a.b.c` read reads
+`a`, `a.b` and `a.b.c`; `a[i + 1] = x`, whose target has no QN, modifies `a`.
+Calls record the called QN in `calls` (`a.append(x)` reads `a`, `a.append` and
+records the call `a.append`).
+"""
+import gast
+
+from autograph.pyct import anno
+from autograph.pyct import qual_names
+
+_DEFS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+_SETS = ("read", "modified", "deleted", "bound", "params", "globals", "nonlocals", "calls")
+
+
+class Scope:
+    """Sets of QN read, modified, deleted, bound, ... in a piece of code.
+
+    modified: written (assigned, augmented, deleted, loop targets, imports).
+    bound: simple names this code makes local (assignment, def, class, import,
+    params). isolated: a function/class/comprehension scope, whose writes stay
+    inside and whose free reads count as reads of the enclosing scope.
+    """
+
+    def __init__(self, parent, isolated=False, kind=None):
+        self.parent = parent
+        self.isolated = isolated
+        self.kind = kind  # "function", "lambda", "class", "comprehension" or None
+        for name in _SETS:
+            setattr(self, name, set())
+
+    @property
+    def referenced(self):
+        return self.read | self.modified
+
+    @property
+    def local_names(self):
+        """Simple names local to this scope: bound or params, unless global/nonlocal."""
+        names = {qn for qn in self.bound | self.params if not qn.is_composite()}
+        return names - self.globals - self.nonlocals
+
+    @property
+    def free_reads(self):
+        """Reads of symbols whose root name is not local to this scope."""
+        local_names = self.local_names
+        return {qn for qn in self.read if qn.root not in local_names}
+
+    def copy_from(self, other):
+        for name in _SETS:
+            setattr(self, name, set(getattr(other, name)))
+
+    def merge_from(self, other):
+        for name in _SETS:
+            getattr(self, name).update(getattr(other, name))
+
+    @classmethod
+    def copy_of(cls, other):
+        scope = cls(other.parent, other.isolated, other.kind)
+        scope.copy_from(other)
+        return scope
+
+    def finalize(self):
+        """Passes this scope's effects on to its parent."""
+        if self.parent is None:
+            return
+        if self.isolated:
+            self.parent.read.update(self.free_reads)
+        else:
+            self.parent.merge_from(self)
+
+    def __repr__(self):
+        parts = [f"{name}={sorted(map(str, getattr(self, name)))}"
+                 for name in _SETS if getattr(self, name)]
+        return f"Scope({', '.join(parts)})"
+
+
+def cfg_node_scope(ast_node):
+    """The Scope of what one CFG node (see cfg.py) does, or None."""
+    for key in (anno.Static.CFG_NODE_SCOPE, anno.Static.DEF_SCOPE, anno.Static.SCOPE):
+        if anno.hasanno(ast_node, key):
+            return anno.getanno(ast_node, key)
+    return None
+
+
+def overwritten(qn, written):
+    """Whether writing the symbols in `written` overwrites qn (it, or an owner, is written)."""
+    return qn in written or any(owner in written for owner in qn.owner_set)
+
+
+def signature_parts(fn_node):
+    """The expressions of a def or lambda evaluated where it is defined, not when called:
+    decorators, defaults, annotations."""
+    args = fn_node.args
+    params = [a for a in args.posonlyargs + args.args + args.kwonlyargs
+              + [args.vararg, args.kwarg] if a is not None]
+    parts = list(getattr(fn_node, "decorator_list", ())) + args.defaults
+    parts += [d for d in args.kw_defaults if d is not None]
+    parts += [a.annotation for a in params if a.annotation is not None]
+    if getattr(fn_node, "returns", None) is not None:
+        parts.append(fn_node.returns)
+    return parts
+
+
+def resolve(node, context=None, parent_scope=None):
+    """Annotates `node` (a function, or any tree) with scopes; returns `node`.
+
+    Runs qual_names.resolve first. `context` is unused, for symmetry with passes.
+    """
+    del context
+    qual_names.resolve(node)
+    _Analyzer(parent_scope).visit(node)
+    return node
+
+
+class _Analyzer(gast.NodeVisitor):
+
+    def __init__(self, parent_scope):
+        self.scope = parent_scope
+
+    def _enter(self, isolated=False, kind=None):
+        self.scope = Scope(self.scope, isolated, kind)
+        return self.scope
+
+    def _exit(self):
+        scope = self.scope
+        scope.finalize()
+        self.scope = scope.parent
+        return scope
+
+    def _scoped(self, nodes, owner=None, key=None):
+        """Visits nodes (one or a list) in a new child scope; annotates owner[key]."""
+        self._enter()
+        for n in nodes if isinstance(nodes, list) else [nodes]:
+            if n is not None:
+                self.visit(n)
+        scope = self._exit()
+        if owner is not None:
+            anno.setanno(owner, key, scope)
+        return scope
+
+    def visit(self, node):
+        if not isinstance(node, gast.stmt):
+            return super().visit(node)
+        self._enter()
+        super().visit(node)
+        key = anno.Static.DEF_SCOPE if isinstance(node, _DEFS) else anno.Static.SCOPE
+        anno.setanno(node, key, self._exit())
+        return None
+
+    # Symbols.
+
+    def _track(self, node):
+        qn = anno.getanno(node, anno.Basic.QN)
+        if isinstance(node.ctx, gast.Load):
+            self.scope.read.add(qn)
+        elif isinstance(node.ctx, gast.Store):
+            self.scope.modified.add(qn)
+            if not qn.is_composite():
+                self.scope.bound.add(qn)
+        elif isinstance(node.ctx, gast.Del):
+            self.scope.modified.add(qn)
+            self.scope.deleted.add(qn)
+
+    def visit_Name(self, node):
+        self._track(node)
+
+    def _visit_composite(self, node):
+        self.generic_visit(node)
+        if anno.hasanno(node, anno.Basic.QN):
+            self._track(node)
+        elif isinstance(node.ctx, (gast.Store, gast.Del)):
+            base = node.value
+            while not anno.hasanno(base, anno.Basic.QN) and isinstance(
+                    base, (gast.Attribute, gast.Subscript)):
+                base = base.value
+            if anno.hasanno(base, anno.Basic.QN):
+                self.scope.modified.add(anno.getanno(base, anno.Basic.QN))
+
+    visit_Attribute = visit_Subscript = _visit_composite
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if anno.hasanno(node.func, anno.Basic.QN):
+            self.scope.calls.add(anno.getanno(node.func, anno.Basic.QN))
+
+    def visit_NamedExpr(self, node):
+        self.visit(node.value)
+        target_scope = self.scope
+        while target_scope.kind == "comprehension":  # PEP 572: binds outside
+            target_scope = target_scope.parent
+        qn = anno.getanno(node.target, anno.Basic.QN)
+        target_scope.modified.add(qn)
+        target_scope.bound.add(qn)
+
+    # Simple statements.
+
+    def visit_AugAssign(self, node):
+        self.visit(node.value)
+        self.visit(node.target)
+        if anno.hasanno(node.target, anno.Basic.QN):
+            self.scope.read.add(anno.getanno(node.target, anno.Basic.QN))
+
+    def visit_AnnAssign(self, node):
+        self.visit(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+            self.visit(node.target)
+
+    def visit_Global(self, node):
+        self.scope.globals.update(qual_names.QN(n) for n in node.names)
+
+    def visit_Nonlocal(self, node):
+        self.scope.nonlocals.update(qual_names.QN(n) for n in node.names)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            qn = qual_names.QN(alias.asname or alias.name.split(".")[0])
+            self.scope.modified.add(qn)
+            self.scope.bound.add(qn)
+
+    visit_ImportFrom = visit_Import
+
+    # Functions, classes and comprehensions.
+
+    def _visit_params(self, fn_node, fn_scope):
+        args = fn_node.args
+        args_scope = Scope(fn_scope, isolated=True)
+        for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            if arg is not None:
+                args_scope.params.add(qual_names.QN(arg.id))
+        fn_scope.params |= args_scope.params
+        fn_scope.bound |= args_scope.params
+        anno.setanno(fn_node, anno.Static.ARGS_SCOPE, args_scope)
+        anno.setanno(args, anno.Static.CFG_NODE_SCOPE, args_scope)
+
+    def _set_own_scope(self, node, scope):
+        anno.setanno(node, anno.Static.SCOPE, scope)
+        anno.setanno(node, anno.Static.BODY_SCOPE, scope)
+
+    def visit_FunctionDef(self, node):
+        for part in signature_parts(node):
+            self.visit(part)
+        name = qual_names.QN(node.name)
+        self.scope.modified.add(name)
+        self.scope.bound.add(name)
+        fn_scope = self._enter(isolated=True, kind="function")
+        self._visit_params(node, fn_scope)
+        for stmt in node.body:
+            self.visit(stmt)
+        self._set_own_scope(node, self._exit())
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        for part in signature_parts(node):
+            self.visit(part)
+        fn_scope = self._enter(isolated=True, kind="lambda")
+        self._visit_params(node, fn_scope)
+        self._scoped(node.body, node.body, anno.Static.CFG_NODE_SCOPE)
+        self._set_own_scope(node, self._exit())
+
+    def visit_ClassDef(self, node):
+        for part in node.decorator_list + node.bases + node.keywords:
+            self.visit(part)
+        name = qual_names.QN(node.name)
+        self.scope.modified.add(name)
+        self.scope.bound.add(name)
+        self._enter(isolated=True, kind="class")
+        for stmt in node.body:
+            self.visit(stmt)
+        self._set_own_scope(node, self._exit())
+
+    def _visit_comprehension(self, node, *result_fields):
+        generators = node.generators
+        self.visit(generators[0].iter)  # Evaluated in the enclosing scope.
+        self._enter(isolated=True, kind="comprehension")
+        for i, generator in enumerate(generators):
+            if i > 0:
+                self.visit(generator.iter)
+            self.visit(generator.target)
+            for condition in generator.ifs:
+                self.visit(condition)
+        for field in result_fields:
+            self.visit(getattr(node, field))
+        anno.setanno(node, anno.Static.SCOPE, self._exit())
+
+    def visit_ListComp(self, node):
+        self._visit_comprehension(node, "elt")
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node):
+        self._visit_comprehension(node, "key", "value")
+
+    # Compound statements.
+
+    def visit_If(self, node):
+        cond = self._scoped(node.test, node, anno.Static.COND_SCOPE)
+        anno.setanno(node.test, anno.Static.CFG_NODE_SCOPE, cond)
+        self._scoped(node.body, node, anno.Static.BODY_SCOPE)
+        self._scoped(node.orelse, node, anno.Static.ORELSE_SCOPE)
+
+    visit_While = visit_If
+
+    def visit_For(self, node):
+        self._enter()
+        self._scoped(node.iter, node.iter, anno.Static.CFG_NODE_SCOPE)
+        self._scoped(node.target, node.target, anno.Static.CFG_NODE_SCOPE)
+        anno.setanno(node, anno.Static.ITERATE_SCOPE, self._exit())
+        self._scoped(node.body, node, anno.Static.BODY_SCOPE)
+        self._scoped(node.orelse, node, anno.Static.ORELSE_SCOPE)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node):
+        for item in node.items:
+            self._scoped([item.context_expr, item.optional_vars], item,
+                         anno.Static.CFG_NODE_SCOPE)
+        self._scoped(node.body, node, anno.Static.BODY_SCOPE)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Try(self, node):
+        self._scoped(node.body, node, anno.Static.BODY_SCOPE)
+        for handler in node.handlers:
+            self._scoped([handler.type, handler.name], handler, anno.Static.CFG_NODE_SCOPE)
+            for stmt in handler.body:
+                self.visit(stmt)
+        self._scoped(node.orelse, node, anno.Static.ORELSE_SCOPE)
+        for stmt in node.finalbody:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try
+
+    def visit_Match(self, node):
+        self._scoped(node.subject, node.subject, anno.Static.CFG_NODE_SCOPE)
+        for case in node.cases:
+            self._scoped([case.pattern, case.guard], case, anno.Static.CFG_NODE_SCOPE)
+            self._scoped(case.body, case, anno.Static.BODY_SCOPE)
+
+    def _bind_pattern_name(self, name):
+        if name is not None:
+            qn = qual_names.QN(name)
+            self.scope.modified.add(qn)
+            self.scope.bound.add(qn)
+
+    def visit_MatchAs(self, node):
+        self.generic_visit(node)
+        self._bind_pattern_name(node.name)
+
+    def visit_MatchStar(self, node):
+        self._bind_pattern_name(node.name)
+
+    def visit_MatchMapping(self, node):
+        self.generic_visit(node)
+        self._bind_pattern_name(node.rest)

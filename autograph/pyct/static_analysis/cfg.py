@@ -1,0 +1,283 @@
+"""Control-flow graphs, one per function, and a fixed-point visitor over them.
+
+A CFG node is one step that runs as a unit:
+  a simple statement (assignments, expressions, return, raise, break, pass,
+  and nested def/class statements, which are one step here and get a graph of
+  their own);
+  the function's `arguments` (the graph's entry, where parameters are bound);
+  the test of an `if`/`while`; the `iter` of a `for` (the loop head, where
+  the loop ends or goes on) and its `target` (binding the next item, first
+  step of each iteration); each `withitem`; each
+  `ExceptHandler` (binding `as e`); a match's subject and each `match_case`
+  (pattern and guard); a lambda's body expression.
+
+Approximations: any node of a try body may raise into each handler (and the
+handlers may also be entered before the body ran); returns inside try/finally go
+through the finally block; break/continue ignore finally; `while True` has no
+false edge; a match falls through unless the last case is `case _:`/`case x:`
+without a guard.
+"""
+import collections
+
+import gast
+
+from autograph.pyct import parser
+
+
+class Node:
+    """A CFG node: `next`, `prev` (sets of Node), `ast_node` (the step it stands for)."""
+
+    def __init__(self, ast_node):
+        self.ast_node = ast_node
+        self.next = set()
+        self.prev = set()
+
+    def __repr__(self):
+        node = self.ast_node
+        if isinstance(node, gast.arguments):
+            return f"({parser.unparse(node)})"
+        return parser.unparse(node).split("\n")[0].strip()
+
+
+class Graph(collections.namedtuple("Graph", (
+        "entry", "exit", "error", "index", "stmt_prev", "stmt_next", "stmt_entry"))):
+    """A function's CFG.
+
+    entry: the Node of the function's arguments. exit: Nodes after which the
+    function returns (return statements, the fall-through end). error: Nodes
+    that may raise out of the function (raise, assert). index: {ast node: Node},
+    in creation order. stmt_prev / stmt_next: {statement: frozenset of Nodes}
+    outside the statement that control comes from / goes to (stmt_next includes
+    break and continue targets outside it). stmt_entry: {statement: its first Node}.
+    """
+
+    def __repr__(self):
+        lines = [f"{node!r} -> {sorted(map(repr, node.next))}" for node in self.index.values()]
+        return "Graph(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def build(node):
+    """{FunctionDef, AsyncFunctionDef or Lambda node: Graph} for every function in node."""
+    return {fn: _Builder().build(fn) for fn in gast.walk(node)
+            if isinstance(fn, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))}
+
+
+class _Loop:
+
+    def __init__(self, head):
+        self.head = head
+        self.breaks = set()
+
+
+class _Builder:
+
+    def __init__(self):
+        self.index = {}
+        self.frontier = set()  # Nodes that fall through to the next node added.
+        self.open_stmts = []
+        self.owned = {}  # statement -> Nodes built inside it
+        self.stmt_entry = {}
+        self.exits = set()
+        self.errors = set()
+        self.loops = []
+        self.try_bodies = []  # sets of Nodes built inside enclosing try bodies
+        self.finally_returns = []  # sets of returns that must run a finally block
+
+    def build(self, fn):
+        entry = self.add_node(fn.args)
+        if isinstance(fn, gast.Lambda):
+            self.add_node(fn.body)
+        else:
+            self.visit_block(fn.body)
+        self.exits |= self.frontier
+        stmt_prev, stmt_next = {}, {}
+        for stmt, inside in self.owned.items():
+            stmt_prev[stmt] = frozenset(p for n in inside for p in n.prev if p not in inside)
+            stmt_next[stmt] = frozenset(s for n in inside for s in n.next if s not in inside)
+        return Graph(entry, frozenset(self.exits), frozenset(self.errors), self.index,
+                     stmt_prev, stmt_next, self.stmt_entry)
+
+    def add_node(self, ast_node):
+        node = Node(ast_node)
+        for prev in self.frontier:
+            _connect(prev, node)
+        self.frontier = {node}
+        self.index[ast_node] = node
+        for stmt in self.open_stmts:
+            self.owned[stmt].add(node)
+            self.stmt_entry.setdefault(stmt, node)
+        for body in self.try_bodies:
+            body.add(node)
+        return node
+
+    def visit_block(self, stmts):
+        for stmt in stmts:
+            self.open_stmts.append(stmt)
+            self.owned[stmt] = set()
+            visitor = getattr(self, "visit_" + type(stmt).__name__, None)
+            if visitor is None:
+                self.add_node(stmt)
+            else:
+                visitor(stmt)
+            self.open_stmts.pop()
+
+    def _leave(self, node):
+        """Ends the straight-line flow after `node` (return, raise, break, continue)."""
+        self.frontier = set()
+        return node
+
+    def visit_Return(self, stmt):
+        node = self._leave(self.add_node(stmt))
+        if self.finally_returns:
+            self.finally_returns[-1].add(node)
+        else:
+            self.exits.add(node)
+
+    def visit_Raise(self, stmt):
+        node = self._leave(self.add_node(stmt))
+        if not self.try_bodies:
+            self.errors.add(node)
+
+    def visit_Assert(self, stmt):
+        node = self.add_node(stmt)
+        if not self.try_bodies:
+            self.errors.add(node)
+
+    def visit_Break(self, stmt):
+        self.loops[-1].breaks.add(self._leave(self.add_node(stmt)))
+
+    def visit_Continue(self, stmt):
+        _connect(self._leave(self.add_node(stmt)), self.loops[-1].head)
+
+    def visit_If(self, stmt):
+        test = self.add_node(stmt.test)
+        self.visit_block(stmt.body)
+        body_end = self.frontier
+        self.frontier = {test}
+        self.visit_block(stmt.orelse)
+        self.frontier |= body_end
+
+    def _loop(self, stmt, head, always_true=False):
+        loop = _Loop(head)
+        self.loops.append(loop)
+        self.visit_block(stmt.body)
+        self.loops.pop()
+        for node in self.frontier:
+            _connect(node, head)
+        self.frontier = set() if always_true else {head}
+        self.visit_block(stmt.orelse)
+        self.frontier |= loop.breaks
+
+    def visit_While(self, stmt):
+        always_true = isinstance(stmt.test, gast.Constant) and bool(stmt.test.value)
+        self._loop(stmt, self.add_node(stmt.test), always_true)
+
+    def visit_For(self, stmt):
+        head = self.add_node(stmt.iter)
+        self.add_node(stmt.target)  # Binds the next item; skipped when exhausted.
+        self._loop(stmt, head)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, stmt):
+        for item in stmt.items:
+            self.add_node(item)
+        self.visit_block(stmt.body)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Try(self, stmt):
+        before = self.frontier
+        body_nodes = set()
+        self.try_bodies.append(body_nodes)
+        returns = set()
+        if stmt.finalbody:
+            self.finally_returns.append(returns)
+        self.visit_block(stmt.body)
+        self.try_bodies.pop()
+        self.visit_block(stmt.orelse)
+        ends = self.frontier
+        for handler in stmt.handlers:
+            self.frontier = before | body_nodes
+            self.add_node(handler)
+            self.visit_block(handler.body)
+            ends = ends | self.frontier
+        if stmt.finalbody:
+            self.finally_returns.pop()
+            raising = body_nodes if not stmt.handlers else set()
+            self.frontier = ends | returns | raising
+            self.visit_block(stmt.finalbody)
+            if returns:
+                self.exits |= self.frontier
+            if raising:
+                self.errors |= self.frontier
+            if not ends:
+                self.frontier = set()
+        else:
+            self.frontier = ends
+
+    visit_TryStar = visit_Try
+
+    def visit_Match(self, stmt):
+        self.add_node(stmt.subject)
+        ends = set()
+        for case in stmt.cases:
+            case_node = self.add_node(case)
+            self.visit_block(case.body)
+            ends |= self.frontier
+            self.frontier = {case_node}
+        last = stmt.cases[-1]
+        irrefutable = (type(last.pattern).__name__ == "MatchAs"
+                       and last.pattern.pattern is None and last.guard is None)
+        self.frontier = ends if irrefutable else ends | self.frontier
+
+
+def _connect(prev, node):
+    prev.next.add(node)
+    node.prev.add(prev)
+
+
+class GraphVisitor:
+    """Runs a dataflow analysis to a fixed point.
+
+    Subclasses define init_state(node) and visit_node(node), which updates
+    self.in_[node] / self.out[node] and returns whether its result changed.
+    Every node is visited at least once; a change re-queues the node's
+    successors (forward) or predecessors (reverse).
+    """
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.in_ = {}
+        self.out = {}
+
+    def init_state(self, node):
+        raise NotImplementedError
+
+    def visit_node(self, node):
+        raise NotImplementedError
+
+    def reset(self):
+        for node in self.graph.index.values():
+            self.in_[node] = self.init_state(node)
+            self.out[node] = self.init_state(node)
+
+    def _visit(self, forward):
+        self.reset()
+        order = list(self.graph.index.values())
+        worklist = collections.deque(order if forward else reversed(order))
+        queued = set(worklist)
+        while worklist:
+            node = worklist.popleft()
+            queued.discard(node)
+            if self.visit_node(node):
+                for neighbour in node.next if forward else node.prev:
+                    if neighbour not in queued:
+                        queued.add(neighbour)
+                        worklist.append(neighbour)
+
+    def visit_forward(self):
+        self._visit(forward=True)
+
+    def visit_reverse(self):
+        self._visit(forward=False)
