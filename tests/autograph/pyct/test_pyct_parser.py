@@ -1,0 +1,162 @@
+"""Specification of parser: functions, methods and lambdas in, gast trees out."""
+import functools
+import inspect
+
+import gast
+import pytest
+
+from autograph.pyct import parser
+
+
+def plain_function(x):
+    return x + 1
+
+
+def outer():
+    def nested(y):
+        return y * 2
+    return nested
+
+
+def decorator(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+@decorator
+def decorated(x):
+    return x
+
+
+class Holder:
+
+    def method(self, x):
+        return x - 1
+
+    @staticmethod
+    def static(x):
+        return x
+
+    def with_unindented_string(self):
+        text = """first
+second line at column 0"""
+        return text
+
+
+first_lambda, second_lambda = lambda x: x + 1, lambda x: x * 2
+twin_lambdas = [lambda a: a, lambda a: a]
+spanning_lambda = (lambda x:
+                   x + 1)
+lambda_in_call = dict(key=
+    lambda y: y - 1)
+
+
+def make_closures(k):
+    return lambda x: x + k, lambda x: x * k
+
+
+def test_parses_a_plain_function():
+    node, source = parser.parse_entity(plain_function)
+    assert isinstance(node, gast.FunctionDef)
+    assert node.name == "plain_function"
+    assert source.startswith("def plain_function(x):")
+
+
+def test_parses_methods_bound_or_not():
+    for entity in (Holder.method, Holder().method, Holder.static):
+        node, source = parser.parse_entity(entity)
+        assert isinstance(node, gast.FunctionDef)
+        assert not source[0].isspace()  # dedented
+
+
+def test_parses_a_nested_function():
+    node, _ = parser.parse_entity(outer())
+    assert node.name == "nested"
+
+
+def test_decorators_stay_in_the_node():
+    node, _ = parser.parse_entity(decorated)
+    assert node.name == "decorated"
+    assert [d.id for d in node.decorator_list] == ["decorator"]
+
+
+def test_dedent_keeps_multiline_strings_intact():
+    node, source = parser.parse_entity(Holder.with_unindented_string)
+    assert "\nsecond line at column 0" in source
+    namespace = {}
+    exec(parser.unparse(node), namespace)
+    assert namespace["with_unindented_string"](None) == "first\nsecond line at column 0"
+
+
+def test_dedent_block():
+    assert parser.dedent_block("    a = 1\n    if a:\n        b = 2\n") == (
+        "a = 1\nif a:\n    b = 2\n")
+    assert parser.dedent_block('    s = """x\n  y"""\n') == 's = """x\n  y"""\n'
+
+
+def test_two_lambdas_on_one_line_are_told_apart_by_their_code():
+    first, source = parser.parse_entity(first_lambda)
+    second, _ = parser.parse_entity(second_lambda)
+    assert parser.unparse(first) == "lambda x: x + 1"
+    assert parser.unparse(second) == "lambda x: x * 2"
+    assert "first_lambda, second_lambda" in source
+
+
+def test_lambdas_with_closures_are_told_apart():
+    add, multiply = make_closures(3)
+    assert parser.unparse(parser.parse_entity(add)[0]) == "lambda x: x + k"
+    assert parser.unparse(parser.parse_entity(multiply)[0]) == "lambda x: x * k"
+
+
+def test_identical_lambdas_on_one_line_are_ambiguous():
+    with pytest.raises(ValueError, match=r"test_pyct_parser.py:\d+: found 2 identical"):
+        parser.parse_entity(twin_lambdas[0])
+
+
+def test_lambda_spanning_lines():
+    node, source = parser.parse_entity(spanning_lambda)
+    assert parser.unparse(node) == "lambda x: x + 1"
+    assert source.startswith("spanning_lambda = (lambda x:")
+
+
+def test_lambda_cut_by_inspect_is_widened_to_its_statement():
+    node, source, _, first_lineno = parser.parse_entity_with_origin(lambda_in_call["key"])
+    assert parser.unparse(node) == "lambda y: y - 1"
+    assert source.startswith("lambda_in_call = dict(key=")
+    assert first_lineno == lambda_in_call["key"].__code__.co_firstlineno - 1
+
+
+def test_origin_is_the_file_and_first_line():
+    _, _, filename, first_lineno = parser.parse_entity_with_origin(Holder.method)
+    assert filename == __file__
+    assert first_lineno == inspect.getsourcelines(Holder.method)[1]
+
+
+def test_source_unavailable():
+    namespace = {}
+    exec("def made_by_exec():\n    return 1\n", namespace)
+    with pytest.raises(parser.SourceUnavailableError, match="could not get the source"):
+        parser.parse_entity(namespace["made_by_exec"])
+    with pytest.raises(parser.SourceUnavailableError, match="not a Python function"):
+        parser.parse_entity(len)
+    assert issubclass(parser.SourceUnavailableError, ValueError)
+
+
+def test_parse_and_parse_expression():
+    assert isinstance(parser.parse("x = 1"), gast.Assign)
+    nodes = parser.parse("from __future__ import annotations\nx = 1\ny = 2",
+                         preamble_len=1, single_node=False)
+    assert [type(n) for n in nodes] == [gast.Assign, gast.Assign]
+    with pytest.raises(ValueError, match="exactly one statement"):
+        parser.parse("x = 1\ny = 2")
+    assert isinstance(parser.parse_expression(" a.b(c) "), gast.Call)
+
+
+def test_unparse_nodes_lists_and_markers():
+    statements = parser.parse("if a:\n    b = 1\nc = 2", single_node=False)
+    assert parser.unparse(statements) == "if a:\n    b = 1\nc = 2"
+    assert parser.unparse(parser.parse_expression("a+b")) == "a + b"
+    assert parser.unparse(statements[1], include_encoding_marker=True) == (
+        "# coding=utf-8\nc = 2")
