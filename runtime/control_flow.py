@@ -109,8 +109,14 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     return cond_with_names(pred, true_fn, false_fn, name=name)
 
 
-def cond_with_names(pred, true_fn, false_fn, names=None, name=None):
-    """`cond` whose error messages call the outputs by `names` (used by the compiler)."""
+def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None):
+    """`cond` whose error messages call the outputs by `names` (used by the compiler).
+
+    `missing(value) -> bool` marks placeholder outputs (the compiler's undefined
+    return value): one missing in a single branch takes zeros of the other
+    branch's tensor (the program never reads it on that path); missing in both,
+    it passes through.
+    """
     if true_fn is None or false_fn is None:
         raise TypeError("cond needs both true_fn and false_fn")
     static = _static_pred(pred) if context.executing_eagerly() or not isinstance(
@@ -131,6 +137,8 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None):
     then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
     outputs_then, outputs_else, template = [], [], []
     for i, (a, b) in enumerate(zip(then_flat, else_flat)):
+        if missing is not None:
+            a, b = _fill_missing(a, b, missing, then_graph, else_graph)
         a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
         if a is None and b is None:
             template.append(None)
@@ -162,6 +170,26 @@ class _Out:
 
 def _names_note(names):
     return f" (outputs: {', '.join(names)})" if names else ""
+
+
+def _fill_missing(a, b, missing, then_graph, else_graph):
+    a_missing, b_missing = missing(a), missing(b)
+    if a_missing == b_missing:
+        return a, b
+    if a_missing:
+        with then_graph.as_default():
+            return _zeros_like_value(b), b
+    with else_graph.as_default():
+        return a, _zeros_like_value(a)
+
+
+def _zeros_like_value(value):
+    """A constant zero shaped like `value` (unknown dims become 0): never read."""
+    if isinstance(value, (Tensor, Variable)) or isinstance(value, _NUMBERS):
+        t = value if isinstance(value, Tensor) else convert_to_tensor(value)
+        dims = [0 if d is None else d for d in (t.shape.dims or ())]
+        return registry.constant(np.zeros(dims, t.dtype.np))
+    return value
 
 
 def _unify_branch_values(a, b, then_graph, else_graph, what):
