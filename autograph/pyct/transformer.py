@@ -138,5 +138,6 @@ class Base(gast.NodeTransformer):
 
 def _set_missing_origin(node, origin):
     for n in gast.walk(node):
-        if not anno.hasanno(n, anno.Basic.ORIGIN):
+        # Only located nodes: contexts and operators may be shared singletons.
+        if "lineno" in n._attributes and not anno.hasanno(n, anno.Basic.ORIGIN):
             anno.setanno(n, anno.Basic.ORIGIN, origin)
