@@ -4,7 +4,7 @@ Dicts flatten in sorted-key order (so equal-keyed dicts match whatever their
 insertion order) and are rebuilt in the key order of the template structure.
 """
 
-__all__ = ["is_nested", "flatten", "pack_sequence_as", "map_structure",
+__all__ = ["is_nested", "flatten", "flatten_up_to", "pack_sequence_as", "map_structure",
            "assert_same_structure"]
 
 
@@ -45,6 +45,25 @@ def _flatten_into(x, out):
             _flatten_into(x[k], out)
     else:
         out.append(x)
+
+
+def flatten_up_to(shallow, structure):
+    """The parts of `structure` at the leaves of `shallow` (they may be nested themselves).
+
+    `flatten_up_to([a, b], [[1, 2], 3]) == [[1, 2], 3]`; raises ValueError when
+    `structure` does not have `shallow`'s structure down to its leaves.
+    """
+    if not is_nested(shallow):
+        return [structure]
+    if (not is_nested(structure) or isinstance(shallow, dict) != isinstance(structure, dict)
+            or (isinstance(shallow, dict) and set(shallow) != set(structure))
+            or len(shallow) != len(structure)):
+        raise ValueError(f"Expected the structure {structure_str(shallow)}, got "
+                         f"{structure_str(structure)}")
+    out = []
+    for s, x in zip(_children(shallow), _children(structure)):
+        out.extend(flatten_up_to(s, x))
+    return out
 
 
 def _rebuild(template, children):

@@ -103,11 +103,10 @@ class EagerTensor(Tensor):
         return self._value.shape[0]
 
     def __iter__(self):
-        if self._value.ndim == 0:
+        if self._value.ndim == 0:     # raised by iter() itself, as for a 0-d ndarray
             raise TypeError("Cannot iterate over a scalar (0-d) tensor")
         dtype = self._dtype
-        for row in self._value:
-            yield EagerTensor(np.asarray(row), dtype)
+        return (EagerTensor(np.asarray(row), dtype) for row in self._value)
 
     def __str__(self):
         return str(self.numpy())
