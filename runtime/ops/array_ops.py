@@ -12,7 +12,7 @@ from .. import dtypes
 from ..shapes import TensorShape, broadcast
 from ..tensor import SymbolicTensor, Tensor
 from . import registry
-from .math_ops import _norm_axis, cast, convert_all, convert_pair
+from .math_ops import _norm_axis, cast, checked, convert_all, convert_pair
 from .registry import apply, constant, constant_value, convert_to_tensor
 
 # -- shape arguments --------------------------------------------------------------------
@@ -171,7 +171,7 @@ _SQUEEZE = registry.register("squeeze", _squeeze_kernel, _squeeze_infer)
 def squeeze(input, axis=None, name=None):  # noqa: A002
     """Remove dimensions of size 1 (all of them, or those in `axis`)."""
     x = convert_to_tensor(input)
-    return apply(_SQUEEZE, [x], {"axis": _norm_axis(axis, x.shape.rank)}, name)
+    return apply(_SQUEEZE, [x], {"axis": checked(_SQUEEZE, _norm_axis, axis, x.shape)}, name)
 
 
 # -- shape / size / rank ------------------------------------------------------------------

@@ -61,6 +61,18 @@ def convert_pair(x, y):
     return x, registry.constant(y, target, _copy=False)
 
 
+def checked(opdef, build, *args):
+    """`build(*args)`: a check of static arguments run before `apply` (an axis, a perm).
+
+    Its errors name the op and point at the user's line, like shape errors found
+    while tracing, in both modes.
+    """
+    try:
+        return build(*args)
+    except (ValueError, TypeError, IndexError) as e:
+        raise registry._build_error(opdef, e) from None
+
+
 def convert_all(values):
     """Tensors for an n-ary op; Python values adapt to the strongest tensor dtype."""
     strong = [v for v in values if not _is_weak(v)]
@@ -220,16 +232,13 @@ _CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip
 
 
 def add_n(inputs, name=None):
-    """Sum of a list of tensors of the same shape and dtype."""
+    """Sum of a list of tensors (converted to one dtype, broadcast like numpy)."""
     tensors = convert_all(list(inputs))
     return apply(_ADD_N, tensors, {}, name)
 
 
 def _add_n_kernel(*xs):
-    out = xs[0].copy()
-    for x in xs[1:]:
-        out += x
-    return out
+    return functools.reduce(np.add, xs)
 
 
 _ADD_N = registry.register("add_n", _add_n_kernel, elementwise_infer(_add_n_kernel))
@@ -237,17 +246,19 @@ _ADD_N = registry.register("add_n", _add_n_kernel, elementwise_infer(_add_n_kern
 
 # -- reductions ------------------------------------------------------------------------------
 
-def _norm_axis(axis, rank):
-    """A sorted tuple of non-negative axes (None: all axes)."""
+def _norm_axis(axis, shape):
+    """A sorted tuple of axes of `shape`, non-negative when its rank is known (None: all)."""
     if axis is None:
         return None
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    rank = shape.rank
     out = []
     for a in axes:
         a = int(a)
         if rank is not None:
             if not -rank <= a < rank:
-                raise ValueError(f"axis {a} is out of range for a tensor of rank {rank}")
+                raise ValueError(f"axis {a} is out of range for a tensor of shape {shape} "
+                                 f"(rank {rank})")
             a %= rank
         out.append(a)
     return tuple(sorted(set(out)))
@@ -275,7 +286,7 @@ def _axis_attr(axis, x):
             raise TypeError("The axis of a reduction must be known while tracing "
                             "(a Python int or a constant).")
         axis = value.tolist()
-    return _norm_axis(axis, x.shape.rank)
+    return _norm_axis(axis, x.shape)
 
 
 def _define_reduction(name, kernel, out_dtype=None):
@@ -287,8 +298,8 @@ def _define_reduction(name, kernel, out_dtype=None):
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
-        return apply(opdef, [x], {"axis": _axis_attr(axis, x), "keepdims": bool(keepdims)},
-                     name)
+        return apply(opdef, [x], {"axis": checked(opdef, _axis_attr, axis, x),
+                                  "keepdims": bool(keepdims)}, name)
     op.__name__ = name
     op.__doc__ = f"{name} over `axis` (all axes when None)."
     return op
@@ -366,11 +377,16 @@ _ARGMIN = registry.register("argmin", _argmin_kernel, _arg_infer)
 
 def _arg_op(opdef, x, axis, output_type, name):
     x = convert_to_tensor(x)
-    axis = _axis_attr(0 if axis is None else axis, x)
-    if len(axis) != 1:
-        raise ValueError(f"{opdef.name} takes a single axis, got {axis}")
-    return apply(opdef, [x], {"axis": axis[0], "output_type": dtypes.as_dtype(output_type)},
+    axis = checked(opdef, _single_axis, 0 if axis is None else axis, x)
+    return apply(opdef, [x], {"axis": axis, "output_type": dtypes.as_dtype(output_type)},
                  name)
+
+
+def _single_axis(axis, x):
+    axes = _axis_attr(axis, x)
+    if len(axes) != 1:
+        raise ValueError(f"takes a single axis, got {axis}")
+    return axes[0]
 
 
 def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
@@ -394,24 +410,31 @@ def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
 
 
 def _matmul_infer(inputs, transpose_a=False, transpose_b=False):
+    """numpy's matmul rule: a vector operand gains a dimension, dropped from the result."""
     a, b = inputs
     dtype = _probe_dtype(np.add, (a.dtype, b.dtype))
     if a.shape.rank is None or b.shape.rank is None:
         return [(TensorShape(None), dtype)]
-    if a.shape.rank < 2 or b.shape.rank < 2:
-        raise ValueError(f"matmul needs tensors of rank >= 2, got shapes {a.shape} and "
-                         f"{b.shape}")
-    ad, bd = list(a.shape.dims), list(b.shape.dims)
+    shapes = f"shapes {a.shape} and {b.shape}"
+    if a.shape.rank < (2 if transpose_a else 1) or b.shape.rank < (2 if transpose_b else 1):
+        raise ValueError(f"matmul needs tensors of rank >= 1 (>= 2 to transpose), got {shapes}")
+    ad = list(a.shape.dims) if a.shape.rank > 1 else [1] + list(a.shape.dims)
+    bd = list(b.shape.dims) if b.shape.rank > 1 else list(b.shape.dims) + [1]
     if transpose_a:
         ad[-1], ad[-2] = ad[-2], ad[-1]
     if transpose_b:
         bd[-1], bd[-2] = bd[-2], bd[-1]
     k1, k2 = ad[-1], bd[-2]
     if k1 is not None and k2 is not None and k1 != k2:
-        raise ValueError(f"matmul: inner dimensions differ, shapes {a.shape} and {b.shape}"
+        raise ValueError(f"matmul: inner dimensions differ, {shapes}"
                          f"{' (transposed)' if transpose_a or transpose_b else ''}")
-    batch = broadcast(TensorShape(ad[:-2]), TensorShape(bd[:-2]))
-    return [(batch.concatenate([ad[-2], bd[-1]]), dtype)]
+    try:
+        batch = broadcast(TensorShape(ad[:-2]), TensorShape(bd[:-2]))
+    except ValueError:
+        raise ValueError(f"matmul: batch dimensions do not broadcast, {shapes}") from None
+    rows = [ad[-2]] if a.shape.rank > 1 else []
+    cols = [bd[-1]] if b.shape.rank > 1 else []
+    return [(batch.concatenate(rows + cols), dtype)]
 
 
 _MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer)
