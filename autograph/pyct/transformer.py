@@ -87,7 +87,8 @@ class _State:
 
 class Base(gast.NodeTransformer):
     """A converter pass. Annotations survive visits: nodes are changed in place, and
-    nodes a visit returns in place of another get that one's ORIGIN if they lack one."""
+    nodes a visit returns in place of another get that one's ORIGIN if they lack one.
+    Nodes annotated with SKIP_PROCESSING are left as they are."""
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -96,6 +97,8 @@ class Base(gast.NodeTransformer):
     def visit(self, node):
         if isinstance(node, list):
             return self.visit_block(node)
+        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING):
+            return node
         result = super().visit(node)
         if result is not node and result is not None and anno.hasanno(node, anno.Basic.ORIGIN):
             origin = anno.getanno(node, anno.Basic.ORIGIN)

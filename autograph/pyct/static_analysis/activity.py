@@ -324,7 +324,10 @@ class _Analyzer(gast.NodeVisitor):
 
     def visit_For(self, node):
         self._enter()
-        self._scoped(node.iter, node.iter, anno.Static.CFG_NODE_SCOPE)
+        # A converter may add a test that also ends the loop (e.g. `not break_`);
+        # it is evaluated at the loop head, with the iterator.
+        extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+        self._scoped([node.iter, extra_test], node.iter, anno.Static.CFG_NODE_SCOPE)
         self._scoped(node.target, node.target, anno.Static.CFG_NODE_SCOPE)
         anno.setanno(node, anno.Static.ITERATE_SCOPE, self._exit())
         self._scoped(node.body, node, anno.Static.BODY_SCOPE)

@@ -1,5 +1,10 @@
 """Specification of liveness: LIVE_VARS_IN / LIVE_VARS_OUT on statements."""
 from autograph.pyct import anno
+from autograph.pyct import parser
+from autograph.pyct import qual_names
+from autograph.pyct.static_analysis import activity
+from autograph.pyct.static_analysis import cfg
+from autograph.pyct.static_analysis import liveness
 
 LIVE_IN = anno.Static.LIVE_VARS_IN
 LIVE_OUT = anno.Static.LIVE_VARS_OUT
@@ -126,3 +131,15 @@ def test_nested_function_statements_have_their_own_liveness(analyze, stmt, names
         """)
     assert names(stmt(node, "z = y"), LIVE_IN) == ["y"]
     assert names(stmt(node, "z = y"), LIVE_OUT) == ["z"]
+
+
+def test_extra_loop_test_is_read_at_the_loop_head(stmt, names):
+    node = parser.parse("def f(xs):\n    for x in xs:\n        break_ = x > 3\n    return 0")
+    for_stmt = node.body[0]
+    extra_test = qual_names.resolve(parser.parse_expression("not break_"))
+    anno.setanno(for_stmt, anno.Basic.EXTRA_LOOP_TEST, extra_test)
+    activity.resolve(node)
+    liveness.resolve(node, None, cfg.build(node))
+    assert names(stmt(node, "break_ = x > 3"), LIVE_OUT) == ["break_", "xs"]
+    assert qual_names.QN("break_") in anno.getanno(for_stmt, anno.Static.ITERATE_SCOPE).read
+    assert "break_" in names(for_stmt, LIVE_IN)

@@ -87,3 +87,16 @@ def test_context_and_debug_print(capsys):
     node = parser.parse("x = 1")
     assert converter.debug_print(node) is node
     assert capsys.readouterr().out == "x = 1\n"
+
+
+class _RenameAll(transformer.Base):
+
+    def visit_Name(self, node):
+        node.id = "renamed"
+        return node
+
+
+def test_skip_processing_leaves_a_subtree_alone():
+    node = parser.parse("a = b + c")
+    anno.setanno(node.value.right, anno.Basic.SKIP_PROCESSING, True)
+    assert parser.unparse(_RenameAll(ctx=None).visit(node)) == "renamed = renamed + c"
