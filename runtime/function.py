@@ -9,6 +9,7 @@ that owns the callee's graph. Python side effects happen only while tracing.
 import functools
 import inspect
 import threading
+import types
 import weakref
 
 import numpy as np
@@ -129,19 +130,30 @@ class ConcreteFunction:
         return nest.pack_sequence_as(self._output_template, leaves)
 
     def __call__(self, *args, **kwargs):
-        """Call with the tensors of the traced signature (Python arguments are fixed)."""
-        specs = [leaf for leaf in nest.flatten(self._arg_template) if isinstance(leaf, TensorSpec)]
-        given = [leaf for leaf in nest.flatten((list(args), kwargs))
-                 if isinstance(leaf, (Tensor, np.ndarray, Variable))]
+        """Call with the arguments of the trace, or with just its tensor arguments.
+
+        Python arguments are fixed by the trace; values given for them are ignored.
+        """
+        template = self._arg_template
+        try:
+            pairs = zip(nest.flatten(template),
+                        nest.flatten_up_to(template, (tuple(args), kwargs)))
+            given = [value for spec, value in pairs if isinstance(spec, TensorSpec)]
+        except ValueError:
+            given = [leaf for leaf in nest.flatten((list(args), kwargs))
+                     if isinstance(leaf, (Tensor, np.ndarray))]
+        specs = self.graph.inputs
         if len(given) != len(specs):
             raise TypeError(f"{self.name}: expected {len(specs)} tensor arguments, got "
                             f"{len(given)}")
         tensors = []
-        for value, spec, ph in zip(given, specs, self.graph.inputs):
-            t = convert_to_tensor(value, dtype=spec.dtype)
-            if not t.shape.is_compatible_with(ph.shape):
-                raise ValueError(f"{self.name}: argument of shape {t.shape} is not compatible "
-                                 f"with the traced shape {ph.shape}")
+        for i, (value, ph) in enumerate(zip(given, specs)):
+            t = value if isinstance(value, Tensor) else convert_to_tensor(
+                value, dtype_hint=ph.dtype)
+            if t.dtype != ph.dtype or not t.shape.is_compatible_with(ph.shape):
+                raise ValueError(f"{self.name}: tensor argument {i} has dtype {t.dtype.name} "
+                                 f"and shape {t.shape}, but the trace expects dtype "
+                                 f"{ph.dtype.name} and shape {ph.shape}")
             tensors.append(t)
         return self._call_flat(tensors)
 
@@ -260,6 +272,25 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names, input_signa
     return ConcreteFunction(graph, template, arg_template, name)
 
 
+def _bind_weakly(func, instance, owner):
+    """`func` bound to `instance` like a method, but holding `instance` by a weak reference."""
+    method = func.__get__(instance, owner)
+    if not isinstance(method, types.MethodType) or method.__self__ is not instance:
+        return method                       # staticmethod, classmethod, or a callable object
+    ref = weakref.ref(instance)
+    unbound = method.__func__
+
+    def weak_method(*args, **kwargs):
+        return unbound(ref(), *args, **kwargs)
+
+    functools.update_wrapper(weak_method, unbound)    # __wrapped__: source lookups work
+    try:                                    # inspect.signature must not list `self`
+        weak_method.__signature__ = inspect.signature(method)
+    except (TypeError, ValueError):
+        pass
+    return weak_method
+
+
 # -- Function -------------------------------------------------------------------------------
 
 class Function:
@@ -294,21 +325,33 @@ class Function:
         self._arg_names = [p.name for p in params]
 
     # -- method binding ------------------------------------------------------------
-    def __get__(self, instance, owner):
+    def __get__(self, instance, owner=None):
+        """`obj.method`: a Function bound to `obj`, with its own traces, made once per `obj`.
+
+        The bound Function refers to `obj` weakly, so it lives exactly as long as `obj`.
+        """
         if instance is None:
             return self
         try:
             bound = self._bound.get(instance)
-        except TypeError:
+        except TypeError:                   # unhashable instance: keyed by id while alive
             bound = self._bound_strong.get(id(instance))
-        if bound is None:
-            method = self.python_function.__get__(instance, owner)
-            tracer = self._tracer.__get__(instance, owner) if self._tracer else None
-            bound = type(self)(method, self._signature_structure, self._name, tracer)
+        if bound is not None:
+            return bound
+        with self._lock:
             try:
-                self._bound[instance] = bound
+                bound = self._bound.get(instance)
             except TypeError:
-                self._bound_strong[id(instance)] = bound
+                bound = self._bound_strong.get(id(instance))
+            if bound is None:
+                method = _bind_weakly(self.python_function, instance, owner)
+                tracer = _bind_weakly(self._tracer, instance, owner) if self._tracer else None
+                bound = type(self)(method, self._signature_structure, self._name, tracer)
+                try:
+                    self._bound[instance] = bound
+                except TypeError:
+                    self._bound_strong[id(instance)] = bound
+                    weakref.finalize(instance, self._bound_strong.pop, id(instance), None)
         return bound
 
     # -- calling ---------------------------------------------------------------------
@@ -317,7 +360,10 @@ class Function:
             return args, {}
         if self._sig is None:
             return args, kwargs
-        bound = self._sig.bind(*args, **kwargs)
+        try:
+            bound = self._sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self._name}(): {e}") from None
         bound.apply_defaults()
         return bound.args, bound.kwargs
 
@@ -330,35 +376,35 @@ class Function:
                        else f"args_{i}")
         return out
 
-    def _apply_signature(self, args, kwargs):
+    def _check_signature_structure(self, args, kwargs):
+        """The arguments at the input_signature's TensorSpecs, flat."""
         if kwargs:
             raise TypeError(f"{self._name}: functions with an input_signature take "
                             f"positional arguments only")
-        flat = nest.flatten(list(args))
-        if len(flat) != len(self.input_signature):
-            raise TypeError(f"{self._name}: expected {len(self.input_signature)} arguments "
-                            f"matching the input_signature, got {len(flat)}")
+        try:
+            return nest.flatten_up_to(list(self._signature_structure), list(args))
+        except ValueError as e:
+            raise TypeError(f"{self._name}: the arguments do not match the input_signature "
+                            f"{self._signature_structure}: {e}") from None
+
+    def _apply_signature(self, args, kwargs):
+        """The arguments as tensors, checked against the input_signature."""
+        flat = self._check_signature_structure(args, kwargs)
         tensors = []
         for i, (value, spec) in enumerate(zip(flat, self.input_signature)):
-            t = convert_to_tensor(value, dtype=spec.dtype) if not isinstance(value, Tensor) \
-                else value
+            t = value if isinstance(value, Tensor) else convert_to_tensor(
+                value, dtype_hint=spec.dtype)
             if t.dtype != spec.dtype or not t.shape.is_compatible_with(spec.shape):
                 raise ValueError(
-                    f"{self._name}: argument {i} ({t.dtype.name}{list(t.shape.dims or [])}) "
-                    f"does not match the input_signature {spec}")
+                    f"{self._name}: argument {i} has dtype {t.dtype.name} and shape {t.shape}, "
+                    f"which does not match the input_signature {spec}")
             tensors.append(t)
         return tensors
 
     def _lookup(self, args, kwargs):
         if self.input_signature is not None:
             tensors = self._apply_signature(args, kwargs)
-            key = "signature"
-            concrete = self._cache.get(key)
-            if concrete is None:
-                concrete = self._trace_with_key(
-                    key, nest.pack_sequence_as(list(self._signature_structure),
-                                               list(self.input_signature)), {})
-            return concrete, tensors
+            return self._signature_concrete(), tensors
         args, kwargs = self._canonicalize(args, kwargs)
         tensors = []
         key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
@@ -387,22 +433,29 @@ class Function:
         return concrete._call_flat(tensors)
 
     def get_concrete_function(self, *args, **kwargs):
-        """The ConcreteFunction for these arguments (TensorSpecs allowed), tracing if new."""
-        if self.input_signature is not None and not args and not kwargs:
-            args = nest.pack_sequence_as(list(self._signature_structure),
-                                         list(self.input_signature))
-            return self._lookup_specs(args, {})
-        return self._lookup_specs(args, kwargs)
+        """The ConcreteFunction for these arguments (TensorSpecs allowed), tracing if new.
 
-    def _lookup_specs(self, args, kwargs):
+        With an input_signature, the arguments may be omitted; given ones are checked.
+        """
         if self.input_signature is not None:
-            concrete = self._cache.get("signature")
-            if concrete is None:
-                concrete = self._trace_with_key("signature", list(args), {})
-            return concrete
+            if args or kwargs:
+                if any(not isinstance(leaf, TensorSpec) for leaf in nest.flatten(list(args))):
+                    self._apply_signature(args, kwargs)
+                else:
+                    self._check_signature_structure(args, kwargs)
+            return self._signature_concrete()
         args, kwargs = self._canonicalize(args, kwargs)
         key = (_encode(args, []), _encode(kwargs, []) if kwargs else None)
         return self._cache.get(key) or self._trace_with_key(key, args, kwargs)
+
+    def _signature_concrete(self):
+        """The one trace of a function with an input_signature."""
+        concrete = self._cache.get("signature")
+        if concrete is None:
+            args = nest.pack_sequence_as(list(self._signature_structure),
+                                         list(self.input_signature))
+            concrete = self._trace_with_key("signature", args, {})
+        return concrete
 
     def experimental_get_tracing_count(self):
         return len(self._cache)
