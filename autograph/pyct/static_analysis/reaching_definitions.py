@@ -139,9 +139,9 @@ class _Annotator(gast.NodeVisitor):
         return None
 
     def visit_Name(self, node):
-        if self.cfg_node is None:
+        qn = anno.getanno(node, anno.Basic.QN, None)
+        if self.cfg_node is None or qn is None:
             return
-        qn = anno.getanno(node, anno.Basic.QN)
         if isinstance(node.ctx, gast.Load):
             defs = self.analyzer.in_[self.cfg_node].defs.get(qn)
             if defs is None and qn.root not in self.local_names:
