@@ -12,7 +12,7 @@ from .. import dtypes
 from ..shapes import TensorShape, broadcast
 from ..tensor import SymbolicTensor, Tensor
 from . import registry
-from .math_ops import _norm_axis, cast, checked, convert_all, convert_pair
+from .math_ops import _norm_axis, cast, checked, convert_all, result_dtype
 from .registry import apply, constant, constant_value, convert_to_tensor
 
 # -- shape arguments --------------------------------------------------------------------
@@ -96,8 +96,8 @@ def _transpose_infer(inputs, perm):
         return [(TensorShape(None), x.dtype)]
     if perm is None:
         return [(TensorShape(x.shape.dims[::-1]), x.dtype)]
-    if sorted(perm) != list(range(x.shape.rank)):
-        raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the "
+    if sorted(perm) != list(builtins.range(x.shape.rank)):
+        raise ValueError(f"perm {list(perm)} is not a permutation of the "
                          f"{x.shape.rank} dims of shape {x.shape}")
     return [(TensorShape([x.shape.dims[p] for p in perm]), x.dtype)]
 
@@ -109,12 +109,15 @@ def transpose(a, perm=None, name=None):
     """Permute dimensions (reverse them when `perm` is None)."""
     x = convert_to_tensor(a)
     if perm is not None:
-        value = constant_value(perm) if isinstance(perm, Tensor) else perm
-        if value is None:
-            raise TypeError("transpose: perm must be known while tracing")
-        perm = tuple(int(p) % x.shape.rank if x.shape.rank else int(p)
-                     for p in np.ravel(value))
+        perm = checked(_TRANSPOSE, _perm_attr, perm, x.shape)
     return apply(_TRANSPOSE, [x], {"perm": perm}, name)
+
+
+def _perm_attr(perm, shape):
+    value = constant_value(perm) if isinstance(perm, Tensor) else perm
+    if value is None:
+        raise TypeError("perm must be known while tracing")
+    return tuple(_rank_axis(p, shape) for p in np.ravel(value))
 
 
 def _expand_dims_kernel(x, axis):
@@ -136,13 +139,13 @@ _EXPAND_DIMS = registry.register("expand_dims", _expand_dims_kernel, _expand_dim
 def expand_dims(input, axis, name=None):  # noqa: A002
     """Insert a dimension of size 1 at `axis`."""
     x = convert_to_tensor(input)
-    rank = x.shape.rank
-    axis = int(constant_value(axis)) if isinstance(axis, Tensor) else int(axis)
-    if rank is not None:
-        if not -rank - 1 <= axis <= rank:
-            raise ValueError(f"expand_dims: axis {axis} out of range for rank {rank}")
-        axis %= rank + 1
+    axis = checked(_EXPAND_DIMS, _rank_axis, _static_int(axis, "axis"), x.shape, 1)
     return apply(_EXPAND_DIMS, [x], {"axis": axis}, name)
+
+
+def _static_int(value, what):
+    """A Python int for an argument that must be known while tracing."""
+    return int(static_scalar(value, what))
 
 
 def _squeeze_kernel(x, axis):
@@ -266,15 +269,23 @@ def _concat_infer(inputs, axis):
 _CONCAT = registry.register("concat", _concat_kernel, _concat_infer)
 
 
-def _rank_axis(axis, rank, extra=0):
+def _rank_axis(axis, shape, extra=0):
+    """`axis` of `shape` (plus `extra` new dims) as a non-negative int."""
     axis = int(axis)
+    rank = shape.rank
     if rank is None:
         if axis < 0:
-            raise ValueError("A negative axis needs a known rank")
+            raise ValueError(f"a negative axis ({axis}) needs a known rank")
         return axis
     if not -(rank + extra) <= axis < rank + extra:
-        raise ValueError(f"axis {axis} out of range for rank {rank}")
+        raise ValueError(f"axis {axis} is out of range for a tensor of shape {shape}"
+                         f"{' plus a new dimension' if extra else ''}")
     return axis % (rank + extra)
+
+
+def _known_shape(tensors):
+    """The shape of the first tensor of known rank (for axis arguments)."""
+    return next((t.shape for t in tensors if t.shape.rank is not None), TensorShape(None))
 
 
 def concat(values, axis, name=None):
@@ -284,8 +295,8 @@ def concat(values, axis, name=None):
         raise ValueError("concat needs at least one tensor")
     if len(tensors) == 1:
         return identity(tensors[0])
-    rank = next((t.shape.rank for t in tensors if t.shape.rank is not None), None)
-    return apply(_CONCAT, tensors, {"axis": _rank_axis(axis, rank)}, name)
+    axis = checked(_CONCAT, _rank_axis, axis, _known_shape(tensors))
+    return apply(_CONCAT, tensors, {"axis": axis}, name)
 
 
 def _stack_kernel(*xs, axis):
@@ -313,8 +324,8 @@ def stack(values, axis=0, name=None):
     tensors = convert_all(list(values))
     if not tensors:
         raise ValueError("stack needs at least one tensor")
-    rank = next((t.shape.rank for t in tensors if t.shape.rank is not None), None)
-    return apply(_STACK, tensors, {"axis": _rank_axis(axis, rank, extra=1)}, name)
+    axis = checked(_STACK, _rank_axis, axis, _known_shape(tensors), 1)
+    return apply(_STACK, tensors, {"axis": axis}, name)
 
 
 def _unstack_kernel(x, num, axis):
@@ -334,33 +345,43 @@ _UNSTACK = registry.register("unstack", _unstack_kernel, _unstack_infer, multi=T
 def unstack(value, num=None, axis=0, name=None):
     """Split a tensor into a list of tensors along `axis` (its size must be known)."""
     x = convert_to_tensor(value)
-    if x.shape.rank is None:
-        raise ValueError("unstack needs a tensor of known rank")
-    axis = _rank_axis(axis, x.shape.rank)
-    n = x.shape[axis]
-    if num is None:
-        if n is None:
-            raise ValueError(f"unstack: cannot infer the number of outputs from shape "
-                             f"{x.shape}; pass num=")
-        num = n
-    elif n is not None and n != num:
-        raise ValueError(f"unstack: num={num} but dimension {axis} has size {n}")
+    num, axis = checked(_UNSTACK, _unstack_attrs, num, axis, x.shape)
     return apply(_UNSTACK, [x], {"num": num, "axis": axis}, name)
 
 
+def _unstack_attrs(num, axis, shape):
+    if shape.rank is None:
+        raise ValueError("needs a tensor of known rank")
+    axis = _rank_axis(axis, shape)
+    n = shape[axis]
+    if num is None:
+        if n is None:
+            raise ValueError(f"cannot infer the number of outputs from shape {shape}; "
+                             f"pass num=")
+        num = n
+    elif n is not None and n != num:
+        raise ValueError(f"num={num} but dimension {axis} of shape {shape} has size {n}")
+    return num, axis
+
+
 def _split_kernel(x, sizes, axis):
+    _check_split(sizes, axis, TensorShape(x.shape))
     return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def _check_split(sizes, axis, shape):
+    dim = shape[axis]
+    if dim is not None and sum(sizes) != dim:
+        raise ValueError(f"sizes {list(sizes)} do not add up to dimension {axis} of "
+                         f"shape {shape}")
 
 
 def _split_infer(inputs, sizes, axis):
     x = inputs[0]
-    dims = list(x.shape.dims)
-    if dims[axis] is not None and sum(sizes) != dims[axis]:
-        raise ValueError(f"split: sizes {list(sizes)} do not add up to dimension {axis} "
-                         f"of shape {x.shape}")
+    _check_split(sizes, axis, x.shape)
     out = []
     for s in sizes:
-        d = list(dims)
+        d = list(x.shape.dims)
         d[axis] = s
         out.append((TensorShape(d), x.dtype))
     return out
@@ -372,41 +393,51 @@ _SPLIT = registry.register("split", _split_kernel, _split_infer, multi=True)
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
     """Split along `axis` into equal parts (an int) or parts of the given sizes."""
     x = convert_to_tensor(value)
-    if x.shape.rank is None:
-        raise ValueError("split needs a tensor of known rank")
-    axis = _rank_axis(axis, x.shape.rank)
-    dim = x.shape[axis]
-    if isinstance(num_or_size_splits, (int, np.integer)):
-        n = int(num_or_size_splits)
-        if dim is None:
-            raise ValueError("split into equal parts needs a known dimension size")
-        if n <= 0 or dim % n:
-            raise ValueError(f"split: dimension {axis} of size {dim} does not split "
-                             f"into {n} equal parts")
-        sizes = (dim // n,) * n
-    else:
-        sizes = [int(s) for s in np.ravel(constant_value(num_or_size_splits)
-                                          if isinstance(num_or_size_splits, Tensor)
-                                          else num_or_size_splits)]
-        if sizes.count(-1) == 1:
-            if dim is None:
-                raise ValueError("split: a -1 size needs a known dimension size")
-            sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
-        sizes = tuple(sizes)
+    sizes, axis = checked(_SPLIT, _split_attrs, num_or_size_splits, axis, x.shape)
     return apply(_SPLIT, [x], {"sizes": sizes, "axis": axis}, name)
 
 
+def _split_attrs(num_or_size_splits, axis, shape):
+    if shape.rank is None:
+        raise ValueError("needs a tensor of known rank")
+    axis = _rank_axis(axis, shape)
+    dim = shape[axis]
+    if isinstance(num_or_size_splits, (int, np.integer)):
+        n = int(num_or_size_splits)
+        if dim is None:
+            raise ValueError(f"splitting into equal parts needs a known dimension "
+                             f"{axis}, got shape {shape}")
+        if n <= 0 or dim % n:
+            raise ValueError(f"dimension {axis} of shape {shape} does not split into {n} "
+                             f"equal parts")
+        return (dim // n,) * n, axis
+    value = (constant_value(num_or_size_splits) if isinstance(num_or_size_splits, Tensor)
+             else num_or_size_splits)
+    sizes = [int(v) for v in np.ravel(value)]
+    if sizes.count(-1) == 1:
+        if dim is None:
+            raise ValueError(f"a -1 size needs a known dimension {axis}, got shape {shape}")
+        sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+    _check_split(sizes, axis, shape)
+    return tuple(sizes), axis
+
+
 def _tile_kernel(x, multiples):
+    _check_multiples(multiples, TensorShape(x.shape))
     return np.tile(x, multiples)
+
+
+def _check_multiples(multiples, shape):
+    if shape.rank is not None and len(multiples) != shape.rank:
+        raise ValueError(f"multiples {list(multiples)} must have one entry per dimension "
+                         f"of shape {shape}")
 
 
 def _tile_infer(inputs, multiples):
     x = inputs[0]
+    _check_multiples(multiples, x.shape)
     if x.shape.rank is None:
         return [(TensorShape([None] * len(multiples)), x.dtype)]
-    if len(multiples) != x.shape.rank:
-        raise ValueError(f"tile: multiples {list(multiples)} must have one entry per "
-                         f"dimension of shape {x.shape}")
     return [(TensorShape([None if d is None else d * m for d, m in zip(x.shape.dims, multiples)]),
              x.dtype)]
 
@@ -448,8 +479,8 @@ def gather(params, indices, axis=0, batch_dims=0, name=None):
         raise NotImplementedError("gather: batch_dims is not supported")
     params = convert_to_tensor(params)
     indices = convert_to_tensor(indices)
-    return apply(_GATHER, [params, indices], {"axis": _rank_axis(axis, params.shape.rank)},
-                 name)
+    axis = checked(_GATHER, _rank_axis, axis, params.shape)
+    return apply(_GATHER, [params, indices], {"axis": axis}, name)
 
 
 def _one_hot_kernel(indices, depth, on_value, off_value, axis, dtype):
@@ -472,22 +503,29 @@ _ONE_HOT = registry.register("one_hot", _one_hot_kernel, _one_hot_infer)
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
-    """One-hot vectors of length `depth` (indices out of range give all `off_value`)."""
+    """One-hot vectors of length `depth` (indices out of range give all `off_value`).
+
+    The dtype is `dtype`, else that of `on_value`/`off_value` when given, else float32.
+    """
     indices = convert_to_tensor(indices)
+    given = [v for v in (on_value, off_value) if v is not None]
     if dtype is None:
-        dtype = dtypes.float32
-        for v in (on_value, off_value):
-            if isinstance(v, Tensor):
-                dtype = v.dtype
+        dtype = result_dtype(given) if given else dtypes.float32
     dtype = dtypes.as_dtype(dtype)
-    on = 1 if on_value is None else (constant_value(on_value) if isinstance(on_value, Tensor)
-                                     else on_value)
-    off = 0 if off_value is None else (constant_value(off_value)
-                                       if isinstance(off_value, Tensor) else off_value)
-    depth = int(constant_value(depth)) if isinstance(depth, Tensor) else int(depth)
-    return apply(_ONE_HOT, [indices], {"depth": depth, "on_value": np.asarray(on).item(),
-                                       "off_value": np.asarray(off).item(), "axis": axis,
-                                       "dtype": dtype}, name)
+    on = 1 if on_value is None else static_scalar(on_value, "on_value")
+    off = 0 if off_value is None else static_scalar(off_value, "off_value")
+    depth = _static_int(depth, "depth")
+    axis = checked(_ONE_HOT, _rank_axis, axis, indices.shape, 1) if axis != -1 else -1
+    return apply(_ONE_HOT, [indices], {"depth": depth, "on_value": on, "off_value": off,
+                                       "axis": axis, "dtype": dtype}, name)
+
+
+def static_scalar(value, what):
+    """A Python scalar for an argument that must be known while tracing."""
+    v = constant_value(value)
+    if v is None:
+        raise TypeError(f"{what} must be known while tracing (a Python value or a constant)")
+    return v.item()
 
 
 def _where_kernel(cond, x, y):
@@ -529,9 +567,7 @@ def where(condition, x=None, y=None, name=None):
         return apply(_ARGWHERE, [condition], {}, name)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
-    x, y = convert_pair(x, y)
-    if x.dtype != y.dtype:
-        x, y = convert_all([x, y])
+    x, y = convert_all([x, y])
     return apply(_WHERE, [condition, x, y], {}, name)
 
 
@@ -591,8 +627,8 @@ def _broadcast_to_kernel(x, *dynamic, shape=None):
 def _broadcast_to_infer(inputs, shape=None):
     x = inputs[0]
     target = _dynamic_shape_infer(inputs[1]) if shape is None else TensorShape(shape)
-    if shape is not None:
-        broadcast(x.shape, target)
+    if not broadcast(x.shape, target).is_compatible_with(target):
+        raise ValueError(f"cannot broadcast a tensor of shape {x.shape} to shape {target}")
     return [(target, x.dtype)]
 
 
@@ -715,49 +751,77 @@ def _getitem_kernel(x, *dynamic, spec):
 
 
 def _getitem_infer(inputs, spec):
+    """numpy's indexing rule on static shapes.
+
+    Once an index is an array (an int tensor of rank >= 1, or a bool mask), integer
+    indices are array indices too: their dims are replaced by the broadcast shape of
+    all array indices, in place when they are adjacent, else in front.
+    """
     x, dynamic = inputs[0], inputs[1:]
-    if x.shape.rank is None:
+    tensors = {i: dynamic[item[1]] for i, item in enumerate(spec) if item[0] == "t"}
+    for t in tensors.values():
+        if not (t.dtype.is_integer or t.dtype.is_bool):
+            raise TypeError(f"Tensor indices must be integers, got {t.dtype.name}")
+    if x.shape.rank is None or builtins.any(t.shape.rank is None for t in tensors.values()):
         return [(TensorShape(None), x.dtype)]
+    has_array = builtins.any(t.dtype.is_bool or t.shape.rank for t in tensors.values())
+    advanced = [i for i, item in enumerate(spec)
+                if i in tensors or (has_array and item[0] == "i")]
+
+    def width(i):          # how many dims of x the i-th index consumes
+        t = tensors.get(i)
+        if t is not None and t.dtype.is_bool:
+            return t.shape.rank
+        return 1 if spec[i][0] in "its" else 0
+
     dims = list(x.shape.dims)
-    consumed = builtins.sum(1 for item in spec if item[0] in "its")
-    advanced = [item for item in spec if item[0] == "t" and dynamic[item[1]].shape.rank != 0]
+    consumed = builtins.sum(width(i) for i in builtins.range(len(spec)))
     if consumed > len(dims):
-        raise IndexError(f"too many indices ({consumed}) for a tensor of rank {len(dims)}")
+        raise IndexError(f"too many indices ({consumed}) for a tensor of shape {x.shape}")
+    index_shape = TensorShape([])
+    for i in advanced:
+        t = tensors.get(i)
+        part = TensorShape([] if t is None else [None] if t.dtype.is_bool else t.shape)
+        try:
+            index_shape = broadcast(index_shape, part)
+        except ValueError:
+            raise IndexError(f"index arrays do not broadcast together: {index_shape} and "
+                             f"{part}") from None
+    in_place = advanced == list(builtins.range(advanced[0], advanced[-1] + 1)) \
+        if advanced else True
     out, pos = [], 0
-    for item in spec:
-        kind = item[0]
+    for i, item in enumerate(spec):
+        kind, n = item[0], width(i)
         if kind == "e":
             n = len(dims) - consumed
             out.extend(dims[pos:pos + n])
-            pos += n
         elif kind == "n":
             out.append(1)
+        elif kind == "s":
+            out.append(_slice_length(item[1:], dims[pos]))
         elif kind == "i":
             d = dims[pos]
             if d is not None and not -d <= item[1] < d:
                 raise IndexError(f"index {item[1]} is out of bounds for dimension {pos} "
                                  f"with size {d} (shape {x.shape})")
-            pos += 1
-        elif kind == "t":
-            t = dynamic[item[1]]
-            if not (t.dtype.is_integer or t.dtype.is_bool):
-                raise TypeError(f"Tensor indices must be integers, got {t.dtype.name}")
-            if t.shape.rank:
-                out.extend([None] * t.shape.rank if t.dtype.is_bool
-                           else t.shape.dims)
-            pos += 1
-        else:
-            d = dims[pos]
-            parts = item[1:]
-            if d is None or builtins.any(isinstance(v, tuple) for v in parts):
-                out.append(None)
-            else:
-                out.append(len(builtins.range(*slice(*parts).indices(d))))
-            pos += 1
+        elif tensors[i].dtype.is_bool and not tensors[i].shape.is_compatible_with(
+                dims[pos:pos + n]):
+            raise IndexError(f"a boolean index of shape {tensors[i].shape} does not match "
+                             f"dimensions {pos}.. of shape {x.shape}")
+        if advanced and in_place and i == advanced[0]:
+            out.extend(index_shape.dims)
+        pos += n
     out.extend(dims[pos:])
-    if len(advanced) > 1:
-        return [(TensorShape(None), x.dtype)]
+    if not in_place:
+        out = list(index_shape.dims) + out
     return [(TensorShape(out), x.dtype)]
+
+
+def _slice_length(parts, dim):
+    """The length of dimension `dim` sliced by (start, stop, step), None when unknown."""
+    if dim is None or builtins.any(isinstance(v, tuple) for v in parts):
+        return None
+    return len(builtins.range(*slice(*parts).indices(dim)))
 
 
 _GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer)

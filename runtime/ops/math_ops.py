@@ -47,18 +47,13 @@ def _is_weak(value):
 
 
 def convert_pair(x, y):
-    """Tensors for a binary op's operands; a Python value adapts to the other's dtype."""
-    x_weak, y_weak = _is_weak(x), _is_weak(y)
-    if x_weak == y_weak:
-        return convert_to_tensor(x), convert_to_tensor(y)
-    if x_weak:
-        y, x = convert_pair(y, x)
-        return x, y
-    x = convert_to_tensor(x)
-    target = dtypes.weak_result(dtypes.weak_kind(y), x.dtype)
-    if target != x.dtype:
-        x = cast(x, target)
-    return x, registry.constant(y, target, _copy=False)
+    """Tensors for a binary op's operands; a Python value adapts to the other's dtype.
+
+    Two tensors keep their dtypes: the kernel promotes them as numpy does.
+    """
+    if _is_weak(x) or _is_weak(y):
+        return convert_all([x, y])
+    return convert_to_tensor(x), convert_to_tensor(y)
 
 
 def checked(opdef, build, *args):
@@ -74,25 +69,35 @@ def checked(opdef, build, *args):
 
 
 def convert_all(values):
-    """Tensors for an n-ary op; Python values adapt to the strongest tensor dtype."""
-    strong = [v for v in values if not _is_weak(v)]
-    if len(strong) == len(values):
-        return [convert_to_tensor(v) for v in values]
-    if not strong:
-        return [convert_to_tensor(v) for v in values]
-    tensors = [convert_to_tensor(v) for v in strong]
-    base = dtypes.result_type(*[t.dtype for t in tensors])
-    for v in values:
-        if _is_weak(v):
-            base = dtypes.weak_result(dtypes.weak_kind(v), base)
-    out, it = [], iter(tensors)
+    """Tensors of one dtype (see `result_dtype`) for an n-ary op."""
+    values = list(values)
+    base = result_dtype(values)
+    out = []
     for v in values:
         if _is_weak(v):
             out.append(registry.constant(v, base, _copy=False))
         else:
-            t = next(it)
+            t = convert_to_tensor(v)
             out.append(t if t.dtype == base else cast(t, base))
     return out
+
+
+def result_dtype(values):
+    """The dtype `values` share: numpy promotion among tensors and arrays, Python values
+    weakly typed; Python values alone take TensorFlow's defaults (`[0, 0.5]`: float32)."""
+    strong = [_dtype_of(v) for v in values if not _is_weak(v)]
+    if not strong:
+        return registry._infer_python_dtype(values)
+    base = dtypes.result_type(*strong)
+    for v in values:
+        if _is_weak(v):
+            base = dtypes.weak_result(dtypes.weak_kind(v), base)
+    return base
+
+
+def _dtype_of(value):
+    dtype = getattr(value, "dtype", None)     # tensors, variables, numpy values
+    return dtypes.as_dtype(dtype) if dtype is not None else convert_to_tensor(value).dtype
 
 
 def _quiet(fn):

@@ -14,7 +14,7 @@ from .. import context
 from .. import dtypes
 from ..shapes import TensorShape
 from . import registry
-from .array_ops import _dynamic_shape_infer, _shape_arg
+from .array_ops import _dynamic_shape_infer, _shape_arg, static_scalar
 from .registry import apply
 
 _DEFAULT_GLOBAL_SEED = 87654321
@@ -127,13 +127,6 @@ def _random(opdef, shape, attrs, seed, name):
     return apply(opdef, [dynamic], attrs, name)
 
 
-def _scalar(value, what):
-    v = registry.constant_value(value)
-    if v is None:
-        raise TypeError(f"{what} must be known while tracing")
-    return v.item()
-
-
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Uniform values in [minval, maxval) (maxval defaults to 1 for floats)."""
     dtype = dtypes.as_dtype(dtype)
@@ -141,20 +134,20 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
         if dtype.is_integer:
             raise ValueError("uniform: integer dtypes need an explicit maxval")
         maxval = 1
-    return _random(_UNIFORM, shape, {"minval": _scalar(minval, "minval"),
-                                     "maxval": _scalar(maxval, "maxval"), "dtype": dtype},
+    return _random(_UNIFORM, shape, {"minval": static_scalar(minval, "minval"),
+                                     "maxval": static_scalar(maxval, "maxval"), "dtype": dtype},
                    seed, name)
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normally distributed values."""
-    return _random(_NORMAL, shape, {"mean": _scalar(mean, "mean"),
-                                    "stddev": _scalar(stddev, "stddev"),
+    return _random(_NORMAL, shape, {"mean": static_scalar(mean, "mean"),
+                                    "stddev": static_scalar(stddev, "stddev"),
                                     "dtype": dtypes.as_dtype(dtype)}, seed, name)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal values redrawn until within two standard deviations of the mean."""
-    return _random(_TRUNCATED, shape, {"mean": _scalar(mean, "mean"),
-                                       "stddev": _scalar(stddev, "stddev"),
+    return _random(_TRUNCATED, shape, {"mean": static_scalar(mean, "mean"),
+                                       "stddev": static_scalar(stddev, "stddev"),
                                        "dtype": dtypes.as_dtype(dtype)}, seed, name)
