@@ -140,6 +140,8 @@ def as_dtype(value):
         return bool_
     if value is complex:
         return complex64
+    if value is None:            # numpy reads None as float64; a missing dtype is an error
+        raise TypeError("Cannot interpret None as a dtype")
     try:
         np_dtype = np.dtype(value)
     except TypeError:

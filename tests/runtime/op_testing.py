@@ -104,7 +104,7 @@ def assert_values(got, want):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, f"shape {got.shape} != expected {want.shape}"
     if want.dtype.kind in "fc":
-        tol = {2: 2e-3, 4: 2e-6, 8: 1e-12}.get(want.dtype.itemsize, 2e-6)
+        tol = {2: 2e-3, 4: 2e-6, 8: 1e-12}[np.finfo(want.dtype).dtype.itemsize]
         np.testing.assert_allclose(got.astype(want.dtype), want, rtol=tol, atol=tol,
                                    equal_nan=True)
     else:
