@@ -8,6 +8,7 @@ import functools
 
 import numpy as np
 
+from .. import context
 from .. import dtypes
 from ..shapes import TensorShape, broadcast
 from ..tensor import Tensor
@@ -66,6 +67,13 @@ def checked(opdef, build, *args):
         return build(*args)
     except (ValueError, TypeError, IndexError) as e:
         raise registry._build_error(opdef, e) from None
+
+
+def apply_checked(opdef, inputs, attrs, name=None):
+    """`apply`, running the shape rule eagerly too, for kernels laxer than their rule."""
+    if context.executing_eagerly():
+        checked(opdef, lambda: opdef.infer(inputs, **attrs))
+    return apply(opdef, inputs, attrs, name)
 
 
 def convert_all(values):

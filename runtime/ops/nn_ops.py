@@ -3,8 +3,9 @@ import numpy as np
 
 from ..shapes import TensorShape
 from . import registry
-from .math_ops import convert_pair, relu, sigmoid, softplus, tanh  # noqa: F401 - rt.nn names
-from .registry import apply, convert_to_tensor
+from .math_ops import _norm_axis, apply_checked, checked, convert_pair
+from .math_ops import relu, sigmoid, softplus, tanh  # noqa: F401 - rt.nn names
+from .registry import convert_to_tensor
 
 
 def _softmax_kernel(x, axis):
@@ -18,10 +19,15 @@ def _log_softmax_kernel(x, axis):
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
+def _check_logits(logits):
+    if not logits.dtype.is_floating:
+        raise TypeError(f"expects floating-point logits, got {logits.dtype.name}")
+
+
 def _float_same_infer(inputs, axis):
     x = inputs[0]
-    if not (x.dtype.is_floating or x.dtype.is_complex):
-        raise TypeError(f"expects floating-point logits, got {x.dtype.name}")
+    _check_logits(x)
+    _norm_axis(axis, x.shape)
     return [(x.shape, x.dtype)]
 
 
@@ -31,12 +37,13 @@ _LOG_SOFTMAX = registry.register("log_softmax", _log_softmax_kernel, _float_same
 
 def softmax(logits, axis=-1, name=None):
     """exp(logits) / sum(exp(logits)) along `axis`."""
-    return apply(_SOFTMAX, [convert_to_tensor(logits)], {"axis": int(axis)}, name)
+    return apply_checked(_SOFTMAX, [convert_to_tensor(logits)], {"axis": int(axis)}, name)
 
 
 def log_softmax(logits, axis=-1, name=None):
     """logits - log(sum(exp(logits))) along `axis`."""
-    return apply(_LOG_SOFTMAX, [convert_to_tensor(logits)], {"axis": int(axis)}, name)
+    return apply_checked(_LOG_SOFTMAX, [convert_to_tensor(logits)], {"axis": int(axis)},
+                         name)
 
 
 def _xent_kernel(labels, logits, axis):
@@ -45,11 +52,7 @@ def _xent_kernel(labels, logits, axis):
 
 def _drop_axis_infer(inputs, axis):
     labels, logits = inputs
-    if not logits.dtype.is_floating:
-        raise TypeError(f"expects floating-point logits, got {logits.dtype.name}")
-    if not labels.shape.is_compatible_with(logits.shape):
-        raise ValueError(f"labels shape {labels.shape} and logits shape {logits.shape} differ")
-    shape = logits.shape.merge_with(labels.shape)
+    shape = _same_shape_labels(labels, logits)
     if shape.rank is None:
         return [(TensorShape(None), logits.dtype)]
     dims = list(shape.dims)
@@ -63,10 +66,8 @@ _XENT = registry.register("softmax_cross_entropy_with_logits", _xent_kernel, _dr
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Cross entropy between `labels` (a distribution) and softmax(`logits`), per example."""
     labels, logits = convert_pair(labels, logits)
-    axis = int(axis)
-    if logits.shape.rank is not None:
-        axis %= logits.shape.rank
-    return apply(_XENT, [labels, logits], {"axis": axis}, name)
+    axis, = checked(_XENT, _norm_axis, int(axis), logits.shape)
+    return apply_checked(_XENT, [labels, logits], {"axis": axis}, name)
 
 
 def _sparse_xent_kernel(labels, logits):
@@ -81,8 +82,7 @@ def _sparse_xent_infer(inputs):
     labels, logits = inputs
     if not labels.dtype.is_integer:
         raise TypeError(f"labels must be integers, got {labels.dtype.name}")
-    if not logits.dtype.is_floating:
-        raise TypeError(f"expects floating-point logits, got {logits.dtype.name}")
+    _check_logits(logits)
     if logits.shape.rank is not None and labels.shape.rank is not None:
         if labels.shape.rank != logits.shape.rank - 1 or not labels.shape.is_compatible_with(
                 logits.shape[:-1]):
@@ -98,7 +98,8 @@ _SPARSE_XENT = registry.register("sparse_softmax_cross_entropy_with_logits",
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     """Cross entropy of integer class `labels` against softmax(`logits`), per example."""
-    return apply(_SPARSE_XENT, [convert_to_tensor(labels), convert_to_tensor(logits)], {}, name)
+    return apply_checked(_SPARSE_XENT, [convert_to_tensor(labels), convert_to_tensor(logits)],
+                         {}, name)
 
 
 def _sigmoid_xent_kernel(labels, logits):
@@ -106,12 +107,27 @@ def _sigmoid_xent_kernel(labels, logits):
             + np.log1p(np.exp(-np.abs(logits))))
 
 
-_SIGMOID_XENT = registry.register(
-    "sigmoid_cross_entropy_with_logits", _sigmoid_xent_kernel,
-    lambda inputs: [(inputs[1].shape.merge_with(inputs[0].shape), inputs[1].dtype)])
+def _sigmoid_xent_infer(inputs):
+    labels, logits = inputs
+    return [(_same_shape_labels(labels, logits), logits.dtype)]
+
+
+def _same_shape_labels(labels, logits):
+    """The shape of labels and logits, which must have one float dtype and one shape."""
+    _check_logits(logits)
+    if labels.dtype != logits.dtype:
+        raise TypeError(f"labels ({labels.dtype.name}) and logits ({logits.dtype.name}) "
+                        f"must have the same dtype")
+    if not labels.shape.is_compatible_with(logits.shape):
+        raise ValueError(f"labels shape {labels.shape} and logits shape {logits.shape} differ")
+    return logits.shape.merge_with(labels.shape)
+
+
+_SIGMOID_XENT = registry.register("sigmoid_cross_entropy_with_logits", _sigmoid_xent_kernel,
+                                  _sigmoid_xent_infer)
 
 
 def sigmoid_cross_entropy_with_logits(labels, logits, name=None):
     """Elementwise logistic loss of `labels` in [0, 1] against `logits`."""
     labels, logits = convert_pair(labels, logits)
-    return apply(_SIGMOID_XENT, [labels, logits], {}, name)
+    return apply_checked(_SIGMOID_XENT, [labels, logits], {}, name)

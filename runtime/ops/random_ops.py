@@ -85,7 +85,9 @@ def _uniform_kernel(*dynamic, shape=None, minval, maxval, dtype, state):
     if dtype.is_integer:
         return gen.integers(minval, maxval, size=shape, dtype=dtype.np)
     work = np.float64 if dtype == dtypes.float64 else np.float32
-    return (gen.random(shape, dtype=work) * (maxval - minval) + minval).astype(dtype.np)
+    values = (gen.random(shape, dtype=work) * (maxval - minval) + minval).astype(dtype.np)
+    # Rounding (to float16, or of a scaled value) can reach maxval: keep [minval, maxval).
+    return np.minimum(values, np.nextafter(dtype.np.type(maxval), dtype.np.type(minval)))
 
 
 def _normal_kernel(*dynamic, shape=None, mean, stddev, dtype, state):
