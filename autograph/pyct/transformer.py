@@ -53,6 +53,11 @@ class _StateStack:
     def value(self):
         return self._stack[-1]
 
+    @property
+    def stack(self):
+        """The instances, outermost first."""
+        return self._stack
+
     def enter(self):
         self._stack.append(self._type())
         return self._stack[-1]

@@ -1,0 +1,21 @@
+"""autograph: convert plain Python control flow into graph code for the runtime.
+
+    import autograph as ag
+    import runtime as rt
+
+    @ag.convert
+    def collatz(n):
+        steps = 0
+        while n != 1:
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+            steps += 1
+        return steps
+
+    collatz(rt.constant(27))        # one traced graph with a while loop
+"""
+from autograph.api import convert, do_not_convert, set_loop_options, to_code, to_graph
+from autograph.errors import AutoGraphError, ConversionError, StagingError
+
+__all__ = ["convert", "to_graph", "to_code", "do_not_convert", "set_loop_options",
+           "ConversionError", "StagingError", "AutoGraphError"]
+__version__ = "0.1.0.dev0"

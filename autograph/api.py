@@ -1,0 +1,75 @@
+"""The public API: convert, to_graph, to_code, do_not_convert, set_loop_options."""
+import functools
+import inspect
+
+import runtime as rt
+
+from autograph import conversion
+from autograph.errors import ConversionError
+
+
+def _function_of(entity):
+    if isinstance(entity, rt.Function):
+        return entity.python_function
+    return entity
+
+
+def to_graph(func, recursive=True):
+    """The converted Python function (not traced): control flow dispatches at run time."""
+    func = _function_of(func)
+    options = conversion.ConversionOptions(recursive=recursive)
+    if inspect.ismethod(func):
+        return conversion.convert(func.__func__, options).__get__(func.__self__)
+    if not inspect.isfunction(func):
+        raise TypeError(f"to_graph expects a function or method, got {func!r}")
+    return conversion.convert(func, options)
+
+
+def to_code(func, recursive=False):
+    """The Python source generated for `func`, as a string."""
+    func = _function_of(func)
+    if inspect.ismethod(func):
+        func = func.__func__
+    return conversion.generated_source(func, conversion.ConversionOptions(recursive=recursive))
+
+
+def _converted_or_original(func, recursive):
+    """The converted function; with one warning, the original if it cannot be converted."""
+    try:
+        return to_graph(func, recursive=recursive)
+    except ConversionError as e:
+        if "cannot read the source" not in str(e):
+            raise
+        conversion.warn_unconverted(func, str(e))
+        return func
+
+
+def convert(func=None, *, recursive=True, input_signature=None):
+    """Decorator: convert `func`'s control flow, trace it per input signature, run graphs.
+
+    The result is an `rt.Function` (`.python_function`, `.get_concrete_function`).
+    """
+    if func is None:
+        return functools.partial(convert, recursive=recursive, input_signature=input_signature)
+    original = _function_of(func)
+    state = {}
+
+    def traced(*args, **kwargs):
+        converted = state.get("fn")
+        if converted is None:
+            converted = state["fn"] = _converted_or_original(original, recursive)
+        return converted(*args, **kwargs)
+
+    functools.update_wrapper(traced, original)
+    return rt.Function(original, input_signature=input_signature, _tracer=traced)
+
+
+def do_not_convert(func):
+    """Mark `func` so that converted code calls it as it is."""
+    func.__ag_do_not_convert__ = True
+    return func
+
+
+def set_loop_options(maximum_iterations=None, shape_invariants=None):
+    """Loop directive: put it first in a loop body. `shape_invariants=[(var, shape)]`."""
+    del maximum_iterations, shape_invariants   # read by the compiler, not at run time

@@ -1,0 +1,326 @@
+"""Converting functions: parse, run the converters, load the result; and `converted_call`.
+
+`convert(fn, options)` returns a Python function with the same signature whose
+control flow calls the operators. The generated code is compiled in memory,
+registered with linecache (tracebacks and pdb show it) and with a source map
+(errors point at the user's lines). It runs in the original function's globals
+and shares its closure cells, so globals, closures and `nonlocal` behave as in
+the original. Results are cached per code object and options.
+"""
+import functools
+import inspect
+import os
+import sys
+import sysconfig
+import threading
+import types
+import warnings
+import weakref
+
+import gast
+
+import runtime as rt
+from runtime import traceback_utils
+
+from autograph import converters as _converters_package  # noqa: F401
+from autograph import operators
+from autograph.converters import (asserts, break_statements, call_trees,
+                                  conditional_expressions, continue_statements, control_flow,
+                                  directives, lists, logical_expressions, match_statements,
+                                  return_statements)
+from autograph.errors import ConversionError
+from autograph.pyct import anno
+from autograph.pyct import loader
+from autograph.pyct import naming
+from autograph.pyct import origin_info
+from autograph.pyct import parser
+from autograph.pyct import qual_names
+from autograph.pyct import templates
+from autograph.pyct import transformer
+from autograph.pyct.static_analysis import activity
+
+traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
+
+PIPELINE = (directives, match_statements, break_statements, continue_statements,
+            return_statements, asserts, lists, call_trees, control_flow,
+            conditional_expressions, logical_expressions)
+
+
+class ConversionOptions:
+    """How to convert: `recursive` converts the user functions a function calls, too."""
+
+    __slots__ = ("recursive",)
+
+    def __init__(self, recursive=True):
+        self.recursive = bool(recursive)
+
+    def __eq__(self, other):
+        return isinstance(other, ConversionOptions) and other.recursive == self.recursive
+
+    def __hash__(self):
+        return hash(self.recursive)
+
+    def __repr__(self):
+        return f"ConversionOptions(recursive={self.recursive})"
+
+
+# -- the ag__ namespace of generated code ---------------------------------------------------
+
+_namespaces = {}
+
+
+def namespace_for(options):
+    """The object generated code knows as `ag__`: operators + converted_call(options)."""
+    ns = _namespaces.get(options)
+    if ns is None:
+        ns = types.SimpleNamespace(**{name: getattr(operators, name) for name in dir(operators)
+                                      if not name.startswith("_")})
+        ns.converted_call = functools.partial(converted_call, options=options)
+        ns.options = options
+        _namespaces[options] = ns
+    return ns
+
+
+# -- transform -----------------------------------------------------------------------------
+
+def transform(node, ctx):
+    """Apply the converter pipeline to a parsed function (see converters/__init__.py)."""
+    for converter in PIPELINE:
+        qual_names.resolve(node)
+        activity.resolve(node, ctx)
+        node = converter.transform(node, ctx)
+    return node
+
+
+class _Converted:
+    """A converted code object, its generated source and where it came from."""
+
+    __slots__ = ("code", "source", "filename", "name")
+
+    def __init__(self, code, source, filename, name):
+        self.code = code
+        self.source = source
+        self.filename = filename
+        self.name = name
+
+
+def _entity_namespace(fn):
+    namespace = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                namespace[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return namespace
+
+
+def generate(fn, options):
+    """(converted gast node, factory source, node ready to print) for `fn`."""
+    try:
+        node, source, filename, lineno = parser.parse_entity_with_origin(fn)
+    except (OSError, TypeError, parser.SourceUnavailableError) as e:
+        raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
+    origin_info.resolve_entity(node, source, fn)
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
+                              f"async def is not supported")
+    _reject_generators(node, fn)
+    namespace = _entity_namespace(fn)
+    namer = naming.Namer(namespace)
+    info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
+                                  future_features=(), namespace=namespace)
+    ctx = transformer.Context(info, namer, options)
+    if isinstance(node, gast.FunctionDef):
+        node.decorator_list = []
+        node.returns = None
+        node.name = namer.new_symbol(f"ag__{fn.__name__}", ())
+    node = transform(node, ctx)
+    return node
+
+
+def _where(node):
+    origin = anno.getanno(node, anno.Basic.ORIGIN, None)
+    return f"{origin.loc.filename}:{origin.loc.lineno}" if origin is not None else "?"
+
+
+def _reject_generators(fn_node, fn):
+    stack = list(fn_node.body) if isinstance(fn_node, gast.FunctionDef) else [fn_node.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
+            continue
+        if isinstance(n, (gast.Yield, gast.YieldFrom)):
+            raise ConversionError(
+                f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
+                f"be converted to graph code. Return a list or a tensor instead.")
+        stack.extend(gast.iter_child_nodes(n))
+
+
+def _describe(fn):
+    return f"function '{getattr(fn, '__qualname__', fn)}'"
+
+
+def _load(fn, node):
+    """Compile the converted node inside a factory taking `ag__` and the free variables."""
+    params = ["ag__"] + [n for n in fn.__code__.co_freevars if n != "ag__"]
+    if isinstance(node, gast.Lambda):
+        entity_name = "ag__lambda"
+        body = templates.replace("entity_name = lam", entity_name=entity_name, lam=node)
+    else:
+        entity_name = node.name
+        body = [node]
+    factory = templates.replace(
+        """
+        def ag__factory(params):
+            body
+            return entity_name
+        """, params=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
+                     for p in params], body=body, entity_name=entity_name)
+    module_source = parser.unparse(factory)
+    module, filename = loader.load_source(module_source)
+    source_map = origin_info.create_source_map(factory, module_source, filename)
+    traceback_utils.register_source_map(filename, {
+        loc.lineno: traceback_utils.Frame(o.loc.filename, o.loc.lineno,
+                                          o.function_name or fn.__name__)
+        for loc, o in source_map.items()})
+    factory_code = module.ag__factory.__code__
+    inner = [c for c in factory_code.co_consts if isinstance(c, types.CodeType)]
+    if len(inner) != 1:
+        raise AssertionError(f"expected one converted code object, found {len(inner)}")
+    return _Converted(inner[0], module_source, filename, fn.__name__)
+
+
+_cache = {}
+_cache_lock = threading.RLock()
+_by_function = weakref.WeakKeyDictionary()
+
+
+def convert(fn, options):
+    """The converted version of the plain function or lambda `fn` (cached)."""
+    try:
+        return _by_function[fn][options]
+    except (KeyError, TypeError):
+        pass
+    key = (fn.__code__, options)
+    with _cache_lock:
+        converted = _cache.get(key)
+        if converted is None:
+            converted = _load(fn, generate(fn, options))
+            _cache[key] = converted
+    new_fn = _instantiate(fn, converted, options)
+    try:
+        _by_function.setdefault(fn, {})[options] = new_fn
+    except TypeError:
+        pass
+    return new_fn
+
+
+def _instantiate(fn, converted, options):
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    ag_cell = types.CellType(namespace_for(options))
+    closure = tuple(ag_cell if name == "ag__" else cells[name]
+                    for name in converted.code.co_freevars)
+    new_fn = types.FunctionType(converted.code, fn.__globals__, fn.__name__, fn.__defaults__,
+                                closure)
+    new_fn.__kwdefaults__ = fn.__kwdefaults__
+    new_fn.__qualname__ = fn.__qualname__
+    new_fn.__doc__ = fn.__doc__
+    new_fn.__module__ = fn.__module__
+    new_fn.__wrapped__ = fn
+    new_fn.ag_source = converted.source
+    return new_fn
+
+
+def generated_source(fn, options):
+    """The code generated for `fn` (the converted function alone, without the loader)."""
+    node = generate(fn, options)
+    return parser.unparse(node)
+
+
+# -- converted_call ----------------------------------------------------------------------------
+
+_LIBRARY_MODULES = frozenset(("runtime", "autograph", "numpy", "gast", "pytest", "_pytest",
+                              "hypothesis", "builtins"))
+_STDLIB_DIRS = tuple({os.path.abspath(sysconfig.get_paths()[k]) + os.sep
+                      for k in ("stdlib", "platstdlib")})
+_warned = set()
+_warn_lock = threading.Lock()
+
+
+def _is_library(fn):
+    """Library code is called as it is: ours, numpy, the standard library, installed packages."""
+    root = (getattr(fn, "__module__", None) or "").partition(".")[0]
+    if root in _LIBRARY_MODULES or root in sys.builtin_module_names:
+        return True
+    if root in getattr(sys, "stdlib_module_names", ()):
+        return True
+    code = getattr(fn, "__code__", None)
+    filename = os.path.abspath(code.co_filename) if code is not None else ""
+    if os.sep + "site-packages" + os.sep in filename or \
+            os.sep + "dist-packages" + os.sep in filename:
+        return True
+    return filename.startswith(_STDLIB_DIRS)
+
+
+def is_generated(fn):
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<autograph generated")
+
+
+def warn_unconverted(fn, reason):
+    key = getattr(fn, "__code__", None) or id(fn)
+    with _warn_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(f"AutoGraph could not convert {_describe(fn)} and runs it as it is: "
+                  f"{reason}", stacklevel=3)
+
+
+def converted_call(f, args, kwargs, options=ConversionOptions()):
+    """Call `f(*args, **kwargs)` from generated code, converting `f` first if it is user code."""
+    kwargs = kwargs or {}
+    try:
+        override = operators.BUILTIN_OVERRIDES.get(f)
+    except TypeError:            # unhashable callables
+        override = None
+    if override is not None:
+        return override(*args, **kwargs)
+    if isinstance(f, functools.partial):
+        return converted_call(f.func, f.args + tuple(args), {**f.keywords, **kwargs}, options)
+    target = _conversion_target(f, options)
+    if target is None:
+        return f(*args, **kwargs)
+    fn, bound_self = target
+    try:
+        converted = convert(fn, options)
+    except ConversionError as e:
+        warn_unconverted(fn, str(e))
+        return f(*args, **kwargs)
+    if bound_self is not None:
+        return converted(bound_self, *args, **kwargs)
+    return converted(*args, **kwargs)
+
+
+def _conversion_target(f, options):
+    """(function to convert, bound self or None), or None to call `f` as it is."""
+    if not options.recursive:
+        return None
+    if getattr(f, "__ag_do_not_convert__", False) or isinstance(f, rt.Function):
+        return None
+    bound_self = None
+    if inspect.ismethod(f):
+        bound_self, f = f.__self__, f.__func__
+        if getattr(f, "__ag_do_not_convert__", False):
+            return None
+    elif not inspect.isfunction(f):
+        call = getattr(type(f), "__call__", None)
+        if inspect.isclass(f) or not inspect.isfunction(call):
+            return None
+        bound_self, f = f, call
+    if is_generated(f) or _is_library(f):
+        return None
+    if inspect.isgeneratorfunction(f) or inspect.iscoroutinefunction(f):
+        return None
+    return f, bound_self

@@ -1,0 +1,20 @@
+"""Assert statements become `ag__.assert_stmt`, an `rt.Assert` op for tensor tests.
+
+    assert x > 0, 'x must be positive'   =>   ag__.assert_stmt(x > 0, lambda: 'x must be positive')
+"""
+from autograph.pyct import templates
+from autograph.pyct import transformer
+
+
+class AssertTransformer(transformer.Base):
+
+    def visit_Assert(self, node):
+        node = self.generic_visit(node)
+        if node.msg is None:
+            return templates.replace("ag__.assert_stmt(test, None)", test=node.test)
+        return templates.replace("ag__.assert_stmt(test, lambda: msg)", test=node.test,
+                                 msg=node.msg)
+
+
+def transform(node, ctx):
+    return AssertTransformer(ctx).visit(node)

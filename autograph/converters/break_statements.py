@@ -1,0 +1,75 @@
+"""`break` becomes a flag that also ends the loop; `else:` runs when it stayed unset.
+
+    while i < n:                      break_ = False
+        if f(i):                      while ag__.not_(break_) and i < n:
+            break           =>            if f(i):
+        i += 1                                break_ = True
+    else:                                     continue      # then lowered by continue_statements
+        g()                               i += 1
+                                      if not break_:
+                                          g()
+
+For a `for` loop the flag is an extra loop test (anno EXTRA_LOOP_TEST) instead.
+A loop without `break` keeps its `else:` as plain statements after the loop.
+"""
+import gast
+
+from autograph.pyct import anno
+from autograph.pyct import templates
+from autograph.pyct import transformer
+
+
+class _Loop:
+    def __init__(self):
+        self.flag = None
+        self.used = False
+
+
+class BreakTransformer(transformer.Base):
+
+    def visit_Break(self, node):
+        loop = self.state[_Loop]
+        loop.used = True
+        return templates.replace("flag = True\ncontinue", flag=loop.flag)
+
+    def _visit_loop(self, node):
+        scope = anno.getanno(node, anno.Static.BODY_SCOPE, None)
+        reserved = scope.referenced if scope is not None else ()
+        with self.state[_Loop] as loop:
+            loop.flag = self.ctx.namer.new_symbol("break_", reserved)
+            node.body = self.visit_block(node.body)
+            used, flag = loop.used, loop.flag
+        orelse = self.visit_block(node.orelse)
+        node.orelse = []
+        if isinstance(node, gast.While):
+            node.test = self.visit(node.test)
+        else:
+            node.iter = self.visit(node.iter)
+        if not used:
+            self.ctx.namer.generated_names.discard(flag)
+            return [node] + orelse
+        if isinstance(node, gast.While):
+            node.test = templates.replace_as_expression("not flag and test", flag=flag,
+                                                        test=node.test)
+        else:
+            extra = templates.replace_as_expression("not flag", flag=flag)
+            existing = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+            if existing is not None:
+                extra = templates.replace_as_expression("a and b", a=extra, b=existing)
+            anno.setanno(node, anno.Basic.EXTRA_LOOP_TEST, extra)
+        result = templates.replace("flag = False", flag=flag) + [node]
+        if orelse:
+            result += templates.replace("if not flag:\n    orelse", flag=flag, orelse=orelse)
+        return result
+
+    visit_While = visit_For = _visit_loop
+
+    def visit_FunctionDef(self, node):
+        with self.state[_Loop]:         # a break never crosses a function
+            return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+
+def transform(node, ctx):
+    return BreakTransformer(ctx).visit(node)

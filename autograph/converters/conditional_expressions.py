@@ -1,0 +1,23 @@
+"""Conditional expressions become `ag__.if_exp`, a graph cond for tensor tests.
+
+    a if x > 0 else b   =>   ag__.if_exp(x > 0, lambda: a, lambda: b, 'a if x > 0 else b')
+"""
+import gast
+
+from autograph.pyct import parser
+from autograph.pyct import templates
+from autograph.pyct import transformer
+
+
+class ConditionalExpressionTransformer(transformer.Base):
+
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        return templates.replace_as_expression(
+            "ag__.if_exp(test, lambda: body, lambda: orelse, expr_repr)",
+            test=node.test, body=node.body, orelse=node.orelse,
+            expr_repr=gast.Constant(value=parser.unparse(node).strip(), kind=None))
+
+
+def transform(node, ctx):
+    return ConditionalExpressionTransformer(ctx).visit(node)

@@ -1,0 +1,282 @@
+"""`if`, `while` and `for` become calls of `ag__.if_stmt`, `while_stmt`, `for_stmt`.
+
+    if x > 0:                   def get_state():
+        x = x * 2                   return (x,)
+    else:                       def set_state(vars_):
+        x = -x          =>          nonlocal x
+                                    (x,) = vars_
+                                def if_body():
+                                    nonlocal x
+                                    x = x * 2
+                                def else_body():
+                                    nonlocal x
+                                    x = -x
+                                ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',))
+
+The state of a statement is what its bodies modify and later code reads
+(liveness), plus attributes/items of existing objects it modifies. The bodies
+become local functions that share the state with the enclosing function
+(`nonlocal`); a symbol of the state that may be unset before the statement is
+first set to `ag__.Undefined('x')`, and later reads of it check it (`ag__.ld`).
+Loops carry as state also what the next iteration or the loop test reads.
+"""
+import gast
+
+from autograph.converters import directives
+from autograph.pyct import anno
+from autograph.pyct import qual_names
+from autograph.pyct import templates
+from autograph.pyct import transformer
+from autograph.pyct.static_analysis import activity
+from autograph.pyct.static_analysis import cfg
+from autograph.pyct.static_analysis import liveness
+from autograph.pyct.static_analysis import reaching_definitions
+
+_GENERATED = "_ag_generated_state_accessor"
+
+
+class _Function:
+    def __init__(self):
+        self.scope = None
+        self.undefined = set()        # names set to ag__.Undefined in this function
+
+
+def _names_read(node):
+    return {qual_names.QN(n.id) for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+class ControlFlowTransformer(transformer.Base):
+
+    # -- functions ----------------------------------------------------------------------
+    def visit_FunctionDef(self, node):
+        with self.state[_Function] as fn:
+            fn.scope = anno.getanno(node, anno.Static.SCOPE)
+            node.body = self.visit_block(node.body)
+            if fn.undefined:
+                _CheckedLoads(fn.undefined).visit_body(node.body)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        return node
+
+    # -- shared -------------------------------------------------------------------------
+    def _state(self, node, modified, live):
+        """(state symbols, nonlocal names, global names, undefined, maybe undefined)."""
+        fn = self.state[_Function]
+        defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, frozenset())
+        maybe = anno.getanno(node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset())
+        fn_locals = fn.scope.local_names
+        state = []
+        for qn in sorted(modified):
+            if _is_generated_name(qn):
+                continue
+            if qn.is_composite():
+                if qn.root in maybe or qn.root not in fn_locals:
+                    state.append(qn)
+            elif qn in live:
+                state.append(qn)
+        simple = [qn for qn in modified if not qn.is_composite() and not _is_generated_name(qn)]
+        declared_global = {qn for qn in simple if qn in fn.scope.globals}
+        outer = {qn for qn in simple if qn in fn.scope.nonlocals}
+        nonlocal_names = {qn for qn in simple if qn in fn_locals and (qn in state or qn in maybe)}
+        nonlocal_names |= outer
+        undefined = [qn for qn in state if not qn.is_composite() and qn not in maybe
+                     and qn in fn_locals]
+        maybe_undefined = [qn for qn in state if not qn.is_composite() and qn in maybe
+                           and qn not in defined]
+        return (state, sorted(nonlocal_names), sorted(declared_global), undefined,
+                maybe_undefined)
+
+    def _reserved(self):
+        return self.state[_Function].scope.referenced
+
+    def _new(self, root):
+        return self.ctx.namer.new_symbol(root, self._reserved())
+
+    def _accessors(self, state, nonlocal_names, global_names, maybe_undefined):
+        """Statements defining get_state/set_state, and the names to pass."""
+        if not state:
+            return [], "lambda: ()", "lambda _: None"
+        get_name, set_name, vars_name = self._new("get_state"), self._new("set_state"), \
+            self._new("vars_")
+        values = [templates.replace_as_expression("ag__.ldu(lambda: name, name_str)", name=qn,
+                                                  name_str=gast.Constant(str(qn), None))
+                  if qn in maybe_undefined else qn.ast() for qn in state]
+        nodes = templates.replace(
+            """
+            def get_state():
+                return state_values,
+            def set_state(vars_):
+                nonlocal nonlocals
+                global globals_
+                state_targets, = vars_
+            """, get_state=get_name, set_state=set_name, vars_=vars_name,
+            state_values=values, state_targets=[qn.ast() for qn in state],
+            nonlocals=[str(n) for n in nonlocal_names], globals_=[str(n) for n in global_names])
+        for n in nodes:
+            anno.setanno(n, anno.Basic.SKIP_PROCESSING, True)
+            setattr(n, _GENERATED, True)
+        return nodes, get_name, set_name
+
+    def _body_function(self, name_root, body, nonlocal_names, global_names, params=()):
+        name = self._new(name_root)
+        node = templates.replace(
+            """
+            def fn_name(params):
+                nonlocal nonlocals
+                global globals_
+                body
+            """, fn_name=name, params=list(params), nonlocals=[str(n) for n in nonlocal_names],
+            globals_=[str(n) for n in global_names], body=body)
+        return node, name
+
+    def _undefined_inits(self, undefined):
+        self.state[_Function].undefined.update(str(qn) for qn in undefined)
+        return [templates.replace("name = ag__.Undefined(name_str)", name=qn,
+                                  name_str=gast.Constant(str(qn), None))[0]
+                for qn in undefined]
+
+    @staticmethod
+    def _names_tuple(state):
+        return gast.Tuple(elts=[gast.Constant(value=str(qn), kind=None) for qn in state],
+                          ctx=gast.Load())
+
+    def _loop_options(self, node):
+        options = anno.getanno(node, anno.Basic.DIRECTIVES, {}).get(directives.LOOP_OPTIONS)
+        if not options:
+            return gast.Dict(keys=[], values=[])
+        return gast.Dict(keys=[gast.Constant(value=k, kind=None) for k in options],
+                         values=list(options.values()))
+
+    # -- if ---------------------------------------------------------------------------------
+    def visit_If(self, node):
+        node = self.generic_visit(node)
+        body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
+        orelse_scope = anno.getanno(node, anno.Static.ORELSE_SCOPE)
+        live_out = anno.getanno(node, anno.Static.LIVE_VARS_OUT)
+        modified = body_scope.modified | orelse_scope.modified
+        state, nonlocals, globals_, undefined, maybe_undefined = self._state(
+            node, modified, live_out)
+        accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
+                                                          maybe_undefined)
+        body_def, body_name = self._body_function("if_body", node.body, nonlocals, globals_)
+        if node.orelse:
+            else_def, else_name = self._body_function("else_body", node.orelse, nonlocals,
+                                                      globals_)
+        else:
+            else_def, else_name = [], "lambda: None"
+        call = templates.replace(
+            "ag__.if_stmt(test, body_name, else_name, get_state, set_state, names)",
+            test=node.test, body_name=body_name, else_name=_expr(else_name),
+            get_state=_expr(get_state), set_state=_expr(set_state),
+            names=self._names_tuple(state))
+        return self._undefined_inits(undefined) + accessors + body_def + else_def + call
+
+    # -- while --------------------------------------------------------------------------------
+    def visit_While(self, node):
+        node = self.generic_visit(node)
+        body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
+        live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
+                | anno.getanno(node, anno.Static.LIVE_VARS_IN))
+        state, nonlocals, globals_, undefined, maybe_undefined = self._state(
+            node, body_scope.modified, live)
+        accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
+                                                          maybe_undefined)
+        body_def, body_name = self._body_function("loop_body", node.body, nonlocals, globals_)
+        test_name = self._new("loop_test")
+        test_def = templates.replace("def test_name():\n    return test", test_name=test_name,
+                                     test=node.test)
+        call = templates.replace(
+            "ag__.while_stmt(test_name, body_name, get_state, set_state, names, opts)",
+            test_name=test_name, body_name=body_name, get_state=_expr(get_state),
+            set_state=_expr(set_state), names=self._names_tuple(state),
+            opts=self._loop_options(node))
+        return (self._undefined_inits(undefined) + accessors + body_def + test_def + call
+                + node.orelse)
+
+    # -- for ----------------------------------------------------------------------------------
+    def visit_For(self, node):
+        node = self.generic_visit(node)
+        body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
+        extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+        live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
+                | anno.getanno(node, anno.Static.LIVE_VARS_IN))
+        if extra_test is not None:
+            live = live | _names_read(extra_test)
+        modified = body_scope.modified | _stored_symbols(node.target)
+        state, nonlocals, globals_, undefined, maybe_undefined = self._state(node, modified, live)
+        accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
+                                                          maybe_undefined)
+        itr = self._new("itr")
+        body = templates.replace("target = itr", target=node.target, itr=itr) + node.body
+        body_def, body_name = self._body_function("loop_body", body, nonlocals, globals_,
+                                                  params=[itr])
+        if extra_test is not None:
+            test_name = self._new("extra_test")
+            test_def = templates.replace("def test_name():\n    return test",
+                                         test_name=test_name, test=extra_test)
+        else:
+            test_name, test_def = "None", []
+        call = templates.replace(
+            "ag__.for_stmt(iter_, extra_test, body_name, get_state, set_state, names, opts)",
+            iter_=node.iter, extra_test=_expr(test_name), body_name=body_name,
+            get_state=_expr(get_state), set_state=_expr(set_state),
+            names=self._names_tuple(state), opts=self._loop_options(node))
+        return (self._undefined_inits(undefined) + accessors + body_def + test_def + call
+                + node.orelse)
+
+
+def _expr(source):
+    """A gast expression for a name or a small piece of source."""
+    if source.isidentifier():
+        return source
+    return templates.replace_as_expression(source)
+
+
+def _stored_symbols(target):
+    """The symbols a for-loop target assigns."""
+    return {anno.getanno(n, anno.Basic.QN) for n in gast.walk(target)
+            if isinstance(getattr(n, "ctx", None), gast.Store) and anno.hasanno(n, anno.Basic.QN)}
+
+
+def _is_generated_name(qn):
+    return str(qn.root) == "ag__"
+
+
+class _CheckedLoads(gast.NodeTransformer):
+    """Reads of symbols that may hold ag__.Undefined become `ag__.ld(x)`."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def visit_body(self, body):
+        for i, stmt in enumerate(body):
+            body[i] = self.visit(stmt)
+
+    def visit_FunctionDef(self, node):
+        if getattr(node, _GENERATED, False):
+            return node
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and node.id in self.names:
+            return templates.replace_as_expression("ag__.ld(name)", name=node.id)
+        return node
+
+    def visit_Call(self, node):
+        func = node.func
+        if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
+                and func.value.id == "ag__" and func.attr in ("Undefined", "ldu")):
+            return node
+        return self.generic_visit(node)
+
+
+def transform(node, ctx):
+    activity.resolve(node, ctx)
+    graphs = cfg.build(node)
+    reaching_definitions.resolve(node, ctx, graphs)
+    liveness.resolve(node, ctx, graphs)
+    return ControlFlowTransformer(ctx).visit(node)

@@ -1,0 +1,64 @@
+"""Directives: `ag.set_loop_options(...)` at the top of a loop body becomes loop metadata.
+
+    while i < n:                                 while i < n:       # DIRECTIVES on the
+        ag.set_loop_options(                 =>      i += 1         # While node: {
+            maximum_iterations=100)                                 #  maximum_iterations: 100}
+        i += 1
+
+The control-flow converter passes the options to `while_stmt` / `for_stmt`.
+A call that is not first in a loop body is left alone (at run time it does nothing).
+"""
+import gast
+
+from autograph.pyct import anno
+from autograph.pyct import transformer
+
+LOOP_OPTIONS = "set_loop_options"
+
+
+def _resolve(node, namespace):
+    """The object a Name/Attribute chain names in `namespace`, or None."""
+    if isinstance(node, gast.Name):
+        return namespace.get(node.id)
+    if isinstance(node, gast.Attribute):
+        owner = _resolve(node.value, namespace)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
+
+
+class DirectiveTransformer(transformer.Base):
+    """Moves leading `set_loop_options` calls of loop bodies into DIRECTIVES annotations."""
+
+    def _is_loop_options(self, stmt):
+        if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
+            return False
+        from autograph import api  # the directive function itself
+        target = _resolve(stmt.value.func, self.ctx.info.namespace or {})
+        return target is api.set_loop_options
+
+    def _visit_loop(self, node):
+        node = self.generic_visit(node)
+        options = {}
+        while node.body and self._is_loop_options(node.body[0]):
+            call = node.body.pop(0).value
+            if call.args:
+                raise _positional_error(call)
+            options.update({kw.arg: kw.value for kw in call.keywords})
+        if not node.body:
+            node.body = [gast.Pass()]
+        if options:
+            anno.setanno(node, anno.Basic.DIRECTIVES, {LOOP_OPTIONS: options})
+        return node
+
+    visit_While = visit_For = _visit_loop
+
+
+def _positional_error(call):
+    from autograph.errors import ConversionError
+    origin = anno.getanno(call, anno.Basic.ORIGIN, None)
+    where = f" at {origin.loc.filename}:{origin.loc.lineno}" if origin else ""
+    return ConversionError(f"set_loop_options takes keyword arguments only{where}")
+
+
+def transform(node, ctx):
+    return DirectiveTransformer(ctx).visit(node)

@@ -1,0 +1,139 @@
+"""Early and nested `return`s become a flag and a return-value slot.
+
+    def f(x):                          def f(x):
+        for y in x:                        do_return = False
+            if y > 0:                      retval_ = ag__.UndefinedReturnValue()
+                return y       =>          for y in x:          # extra test: not do_return
+        return -1                              if y > 0:
+                                                   do_return = True
+                                                   retval_ = y
+                                           if not do_return:
+                                               do_return = True
+                                               retval_ = -1
+                                           return ag__.ret(retval_)
+
+Statements after a return are guarded by `if not do_return:`, loops stop on it.
+A function whose only `return` is its last statement is left as it is.
+"""
+import gast
+
+from autograph.converters import guards
+from autograph.pyct import anno
+from autograph.pyct import templates
+
+
+def _returns_of(fn_node):
+    """The Return nodes of a function, not of functions nested in it."""
+    found = []
+    stack = list(fn_node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                          gast.ClassDef)):
+            continue
+        if isinstance(n, gast.Return):
+            found.append(n)
+        stack.extend(gast.iter_child_nodes(n))
+    return found
+
+
+def needs_lowering(fn_node):
+    returns = _returns_of(fn_node)
+    if not returns:
+        return False
+    return not (len(returns) == 1 and fn_node.body[-1] is returns[0])
+
+
+class _Function:
+    def __init__(self):
+        self.do_return = None
+        self.retval = None
+
+
+class ReturnTransformer(guards.GuardingTransformer):
+
+    def visit_Return(self, node):
+        fn = self.state[_Function]
+        if fn.level == 0 or fn.do_return is None:
+            return node
+        self.record_jump()
+        value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
+        return templates.replace("do_return = True\nretval = value", do_return=fn.do_return,
+                                 retval=fn.retval, value=value)
+
+    def _lowering(self):
+        fn = self.state[_Function]
+        return fn.level > 0 and fn.do_return is not None
+
+    def visit_While(self, node):
+        node.test = self.visit(node.test)
+        node = self.visit_nested_blocks(node, ("body", "orelse"))
+        if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
+            node.test = templates.replace_as_expression(
+                "not do_return and test", do_return=self.state[_Function].do_return,
+                test=node.test)
+        return node
+
+    def visit_For(self, node):
+        node.iter = self.visit(node.iter)
+        node = self.visit_nested_blocks(node, ("body", "orelse"))
+        if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
+            extra = templates.replace_as_expression(
+                "not do_return", do_return=self.state[_Function].do_return)
+            existing = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+            if existing is not None:
+                extra = templates.replace_as_expression("a and b", a=extra, b=existing)
+            anno.setanno(node, anno.Basic.EXTRA_LOOP_TEST, extra)
+        return node
+
+    def visit_If(self, node):
+        node.test = self.visit(node.test)
+        return self.visit_nested_blocks(node, ("body", "orelse"))
+
+    def visit_With(self, node):
+        return self.visit_nested_blocks(node, ("body",))
+
+    def visit_Try(self, node):
+        node = self.visit_nested_blocks(node, ("body", "orelse", "finalbody"))
+        for handler in node.handlers:
+            self.visit_nested_blocks(handler, ("body",))
+        return node
+
+    def visit_FunctionDef(self, node):
+        with self.state[_Function] as fn:
+            if not needs_lowering(node):
+                node.body, _ = self._visit_unlowered(node.body)
+                return node
+            scope = anno.getanno(node, anno.Static.SCOPE, None)
+            reserved = scope.referenced if scope is not None else ()
+            fn.do_return = self.ctx.namer.new_symbol("do_return", reserved)
+            fn.retval = self.ctx.namer.new_symbol("retval_", reserved)
+            body, _ = self.visit_block_guarded(node.body, fn.do_return, is_target=True)
+            node.body = templates.replace(
+                """
+                do_return = False
+                retval = ag__.UndefinedReturnValue()
+                body
+                return ag__.ret(retval)
+                """, do_return=fn.do_return, retval=fn.retval, body=body)
+        return node
+
+    def _visit_unlowered(self, body):
+        with self.state[guards._Block] as block:
+            block.is_target = True
+            return self.visit_block_guarded(body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+
+def _assigns(nodes, name):
+    """Whether the statements assign `name` (a lowered return inside them)."""
+    for stmt in nodes:
+        for n in gast.walk(stmt):
+            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store):
+                return True
+    return False
+
+
+def transform(node, ctx):
+    return ReturnTransformer(ctx).visit(node)

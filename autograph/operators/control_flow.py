@@ -1,0 +1,396 @@
+"""Run-time dispatch of converted `if`, `while`, `for` and conditional expressions.
+
+Generated code passes the statement's pieces as functions:
+
+    ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',))
+
+`get_state()` returns the current values of the symbols the statement modifies
+and that are used later; `set_state(values)` assigns them. A Python value or an
+eager tensor as the condition runs the plain Python statement; a symbolic
+tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with the
+state as its inputs and outputs.
+"""
+import numpy as np
+
+import runtime as rt
+from runtime import control_flow as rt_cf
+from runtime.ops import registry
+from runtime.tensor import SymbolicTensor, Tensor
+
+from ..errors import StagingError, is_user_error, mark_user_error, staging_error
+from .data_structures import TensorList
+from .variables import Undefined, UndefinedReturnValue, is_undefined
+
+__all__ = ["if_stmt", "while_stmt", "for_stmt", "if_exp", "is_symbolic"]
+
+_NUMBERS = (bool, int, float, np.generic)
+
+
+def is_symbolic(value):
+    """True for values known only when a graph runs (symbolic tensors, graph variables)."""
+    if isinstance(value, SymbolicTensor):
+        return True
+    if isinstance(value, rt.Variable):
+        return not rt.executing_eagerly()
+    return False
+
+
+def _user(fn):
+    """Wrap user code so its own exceptions are not mistaken for staging errors."""
+    def call(*args):
+        try:
+            return fn(*args)
+        except Exception as e:
+            raise mark_user_error(e)
+    return call
+
+
+def _staging_check(construct, fn, *args, **kwargs):
+    """Call rt.cond/rt.while_loop; their own checks become StagingErrors at the user's line."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, TypeError) as e:
+        if is_user_error(e) or isinstance(e, StagingError):
+            raise
+        message = str(e)
+        for prefix in ("cond: ", "while_loop: "):
+            if message.startswith(prefix):
+                message = message[len(prefix):]
+        raise staging_error(f"{construct}: {message}", skip=3) from None
+
+
+def _to_graph_value(value):
+    """A value as rt.cond / rt.while_loop carry it (tensor lists as their stacked tensor)."""
+    return value.stack() if isinstance(value, TensorList) else value
+
+
+def _from_graph_value(value, like):
+    """Undo `_to_graph_value` given the value the symbol had before the statement."""
+    if isinstance(like, TensorList) and isinstance(value, Tensor):
+        return TensorList(value)
+    return value
+
+
+# -- if ---------------------------------------------------------------------------------------
+
+def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, nouts=None):
+    """`if cond: body() else: orelse()`, as a graph cond when `cond` is symbolic."""
+    if is_symbolic(cond):
+        _tensor_if(cond, body, orelse, get_state, set_state, symbol_names)
+    elif cond:
+        body()
+    else:
+        orelse()
+
+
+def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names):
+    init = get_state()
+    undefined_in_true = set()
+
+    def branch(fn, which):
+        def traced():
+            set_state(init)
+            _user(fn)()
+            values = get_state()
+            undefined = {n for n, v in zip(symbol_names, values) if type(v) is Undefined}
+            if which == "true":
+                undefined_in_true.update(undefined)
+            else:
+                _check_defined_in_both(undefined_in_true, undefined)
+            return tuple(_to_graph_value(v) for v in values)
+        return traced
+
+    outs = _staging_check("tensor `if`", rt_cf.cond_with_names, cond,
+                          branch(body, "true"), branch(orelse, "false"),
+                          names=list(symbol_names), missing=_is_missing_return)
+    set_state(tuple(_from_graph_value(v, like) for v, like in zip(outs, init)))
+
+
+def _is_missing_return(value):
+    return type(value) is UndefinedReturnValue
+
+
+def _check_defined_in_both(undefined_in_true, undefined_in_false):
+    only = undefined_in_true ^ undefined_in_false
+    if not only:
+        return
+    name = sorted(only)[0]
+    defined_in, other = ("false", "true") if name in undefined_in_true else ("true", "false")
+    raise staging_error(
+        f"'{name}' is assigned in the {defined_in} branch of a tensor `if` but not in the "
+        f"{other} branch, and it is used after the `if`. In a graph both branches must give "
+        f"it a value: assign '{name}' before the `if` or in both branches.", skip=4)
+
+
+# -- conditional expression ---------------------------------------------------------------------
+
+def if_exp(cond, if_true, if_false, expr_repr):
+    """`if_true() if cond else if_false()`, as a graph cond when `cond` is symbolic."""
+    if is_symbolic(cond):
+        return _staging_check(f"conditional expression `{expr_repr}`", rt_cf.cond_with_names,
+                              cond, _user(if_true), _user(if_false))
+    return if_true() if cond else if_false()
+
+
+# -- while -----------------------------------------------------------------------------------
+
+def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
+    """`while test(): body()`; a graph loop once the condition is symbolic.
+
+    A condition that becomes a tensor after some Python iterations turns the rest
+    of the loop into a graph loop, starting from the state reached so far.
+    """
+    cond = test()
+    while not is_symbolic(cond):
+        if not cond:
+            return
+        body()
+        cond = test()
+    _tensor_loop(test, body, get_state, set_state, symbol_names, opts)
+
+
+class _FirstAssignedInLoop:
+    """Initial value of a symbol first assigned inside a tensor loop.
+
+    The loop carries a zero of the type the body assigns (found by tracing the
+    body once in a scratch graph) and, for user variables, a flag saying whether
+    the body ran: reading the symbol after a loop that ran zero times fails at
+    run time, as it would in Python.
+    """
+
+    __slots__ = ("name", "zero", "is_return")
+
+    def __init__(self, name, zero, is_return):
+        self.name = name
+        self.zero = zero
+        self.is_return = is_return
+
+
+def _carried(value):
+    """Whether loop state of this value becomes a loop variable of the graph loop."""
+    return isinstance(value, (Tensor, rt.Variable, TensorList, _FirstAssignedInLoop) + _NUMBERS)
+
+
+def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()):
+    """rt.while_loop over the loop state, after `prefix` loop variables of a `for`.
+
+    `test(*prefix)` and `body(*prefix)` see the state through get/set_state; the
+    body returns the next prefix values.
+    """
+    names = list(symbol_names)
+    init = _initial_state(list(get_state()), names, lambda: body(*prefix), get_state,
+                          set_state)
+    carried = [i for i, v in enumerate(init) if _carried(v)]
+    flagged = [i for i in carried
+               if isinstance(init[i], _FirstAssignedInLoop) and not init[i].is_return]
+    n_pre, n_car = len(prefix), len(carried)
+
+    def state_of(loop_values):
+        values = list(init)
+        for i, v in zip(carried, loop_values):
+            values[i] = _from_graph_value(v, init[i])
+        return tuple(values)
+
+    def cond_fn(*loop_values):
+        set_state(state_of(loop_values[n_pre:n_pre + n_car]))
+        return _user(test)(*loop_values[:n_pre])
+
+    def body_fn(*loop_values):
+        set_state(state_of(loop_values[n_pre:n_pre + n_car]))
+        next_prefix = _user(body)(*loop_values[:n_pre]) or ()
+        values = get_state()
+        _check_unchanged(values, init, carried, names)
+        return (tuple(next_prefix) + tuple(_to_graph_value(values[i]) for i in carried)
+                + (True,) * len(flagged))
+
+    loop_vars = (tuple(prefix) + tuple(_initial_graph_value(init[i]) for i in carried)
+                 + (False,) * len(flagged))
+    loop_names = ([f"<iteration {k}>" for k in range(n_pre)] + [names[i] for i in carried]
+                  + [f"<{names[i]} assigned>" for i in flagged])
+    invariants = _invariants(opts, init, carried, n_pre, len(flagged))
+    outs = list(_staging_check(
+        "tensor loop", rt_cf.while_loop_with_names, cond_fn, body_fn, loop_vars,
+        shape_invariants=invariants, maximum_iterations=(opts or {}).get("maximum_iterations"),
+        names=loop_names))
+    final = list(state_of(outs[n_pre:n_pre + n_car]))
+    for i, flag in zip(flagged, outs[n_pre + n_car:]):
+        final[i] = _assert_assigned(flag, final[i], names[i])
+    set_state(tuple(final))
+    return outs[:n_pre]
+
+
+def _initial_graph_value(value):
+    if isinstance(value, _FirstAssignedInLoop):
+        return _to_graph_value(value.zero)
+    return _to_graph_value(value)
+
+
+def _check_unchanged(values, init, carried, names):
+    carried = set(carried)
+    for i, (now, before) in enumerate(zip(values, init)):
+        if i in carried or now is before:
+            continue
+        if is_undefined(before) and is_undefined(now):
+            continue
+        raise staging_error(
+            f"'{names[i]}' holds {_kind(before)} and is changed inside a tensor loop; only "
+            f"tensors (and numbers, which become tensors) can change in a graph loop",
+            skip=4)
+
+
+def _kind(value):
+    if is_undefined(value):
+        return "no value"
+    return "None" if value is None else f"a Python {type(value).__name__}"
+
+
+def _invariants(opts, init, carried, n_pre, n_flags):
+    """Shape invariants per loop variable: from set_loop_options, and [None, ...] for lists."""
+    given = {}
+    for var, shape in ((opts or {}).get("shape_invariants") or ()):
+        for i, value in enumerate(init):
+            if value is var:
+                given[i] = rt.TensorShape(shape)
+                break
+        else:
+            raise staging_error("set_loop_options: a shape invariant names a value that is "
+                                "not a variable changed by this loop", skip=5)
+    out = [None] * n_pre
+    for i in carried:
+        value = init[i]
+        if i in given:
+            out.append(given[i])
+        elif isinstance(value, TensorList):
+            out.append(value.growing_shape())
+        elif isinstance(value, _FirstAssignedInLoop) and isinstance(value.zero, TensorList):
+            out.append(value.zero.growing_shape())
+        else:
+            out.append(None)
+    out += [None] * n_flags
+    return out if any(s is not None for s in out) else None
+
+
+def _initial_state(init, names, probe_body, get_state, set_state):
+    """Typed initial values for a graph loop.
+
+    Python lists become tensor lists; symbols without a value, and empty lists,
+    get the type the body gives them, learned by tracing the body once in a
+    scratch graph.
+    """
+    unknown = [i for i, v in enumerate(init)
+               if is_undefined(v) or (isinstance(v, list) and not v)]
+    probed = _probe(init, probe_body, get_state, set_state) if unknown else None
+    out = list(init)
+    for i, value in enumerate(init):
+        if isinstance(value, list):
+            if value:
+                out[i] = TensorList.from_list(value, names[i])
+            else:
+                sample = probed[i]
+                if len(sample):       # appended to in the body: a tensor list
+                    out[i] = TensorList.empty_like(sample[0])
+        elif is_undefined(value):
+            assigned = probed[i]
+            if is_undefined(assigned):
+                continue          # not assigned by the body either
+            out[i] = _FirstAssignedInLoop(names[i], _typed_zero(assigned, names[i]),
+                                          type(value) is UndefinedReturnValue)
+    return out
+
+
+def _probe(init, probe_body, get_state, set_state):
+    scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
+    try:
+        with scratch.as_default():
+            set_state(tuple(list(v) if isinstance(v, list) else v for v in init))
+            _user(probe_body)()
+            return list(get_state())
+    finally:
+        set_state(tuple(init))
+
+
+def _typed_zero(value, name):
+    if isinstance(value, TensorList):
+        return TensorList.empty_like(value.element_like())
+    if isinstance(value, list):
+        if value:
+            return TensorList.empty_like(value[0])
+        return []
+    if not isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
+        raise staging_error(
+            f"'{name}' is first assigned inside a tensor loop and holds {_kind(value)}; a "
+            f"symbol assigned in a graph loop must hold a tensor (assign it before the loop)",
+            skip=6)
+    t = value.read_value() if isinstance(value, rt.Variable) else \
+        registry.convert_to_tensor(value)
+    dims = [0 if d is None else d for d in (t.shape.dims or ())]
+    with rt.init_scope():
+        return rt.constant(np.zeros(dims, t.dtype.np))
+
+
+def _assert_assigned_kernel(flag, value, message):
+    if not flag:
+        raise UnboundLocalError(message)
+    return value
+
+
+_ASSERT_ASSIGNED = registry.register(
+    "assert_assigned", _assert_assigned_kernel,
+    lambda inputs, message: [(inputs[1].shape, inputs[1].dtype)])
+
+
+def _assert_assigned(flag, value, name):
+    if not isinstance(value, Tensor):
+        return value
+    message = (f"'{name}' is used after a tensor loop that ran zero times, so it was never "
+               f"assigned")
+    return registry.apply(_ASSERT_ASSIGNED, [registry.convert_to_tensor(flag), value],
+                          {"message": message})
+
+
+# -- for --------------------------------------------------------------------------------------
+
+def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=None):
+    """`for x in iter_: body(x)` with an optional early-exit test (lowered break/return).
+
+    Symbolic tensors (and range/enumerate/zip over them) iterate in a graph loop;
+    any other iterable, eager tensors included, is unrolled as plain Python.
+    """
+    from .py_builtins import TensorIterable
+    iterable = TensorIterable.of(iter_)
+    if iterable is not None:
+        _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts)
+    else:
+        _python_for(iter_, extra_test, body, get_state, set_state, symbol_names)
+
+
+def _python_for(iter_, extra_test, body, get_state, set_state, symbol_names):
+    for target in iter_:
+        if extra_test is not None:
+            go_on = extra_test()
+            if is_symbolic(go_on):
+                # A tensor-dependent break/return already happened: the remaining
+                # iterations run only if the test holds when the graph runs.
+                if_stmt(go_on, lambda t=target: body(t), lambda: None, get_state,
+                        set_state, symbol_names)
+                continue
+            if not go_on:
+                break
+        body(target)
+
+
+def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts):
+    n = iterable.length()
+
+    def test(i):
+        more = i < n
+        if extra_test is None:
+            return more
+        return rt.logical_and(more, extra_test())
+
+    def loop_body(i):
+        body(iterable.element(i))
+        return (i + 1,)
+
+    _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts,
+                 prefix=(rt.constant(0, rt.int32),))

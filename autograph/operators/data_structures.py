@@ -1,0 +1,130 @@
+"""Python lists in converted code, and tensor lists for lists grown in graph loops.
+
+`l.append(x)` is converted to `l = ag__.list_append(l, x)`. On a Python list that
+is plain `append`. A list that a graph loop grows cannot stay a Python list (the
+body is traced once), so the loop carries it as a `TensorList`: its elements
+stacked in one tensor along a first dimension of unknown size. After the loop
+it behaves like the list stacked back (`rt.stack(l)`, `l[i]`, `len(l)`, `for`).
+"""
+import numpy as np
+
+import runtime as rt
+from runtime.ops import registry
+from runtime.tensor import Tensor
+
+from ..errors import staging_error
+
+
+class TensorList:
+    """A list of same-shaped tensors, stored stacked: `tensor[i]` is element i."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    @classmethod
+    def from_list(cls, items, name="list"):
+        try:
+            return cls(rt.stack([registry.convert_to_tensor(x) if not isinstance(x, Tensor)
+                                 else x for x in items]))
+        except (TypeError, ValueError) as e:
+            raise staging_error(
+                f"the list '{name}' is changed inside a tensor loop, so it becomes a tensor "
+                f"list, but its elements are not tensors of one shape and dtype: {e}",
+                skip=5) from None
+
+    @classmethod
+    def empty_like(cls, element):
+        t = element if isinstance(element, Tensor) else registry.convert_to_tensor(element)
+        dims = [0] + [0 if d is None else d for d in (t.shape.dims or ())]
+        with rt.init_scope():
+            return cls(rt.constant(np.zeros(dims, t.dtype.np)))
+
+    def growing_shape(self):
+        """The shape invariant of the stacked tensor: any number of elements."""
+        shape = self.tensor.shape
+        if shape.rank is None:
+            return rt.TensorShape(None)
+        return rt.TensorShape([None] + list(shape.dims[1:]))
+
+    def element_like(self):
+        """A zero tensor shaped like one element."""
+        dims = [0 if d is None else d for d in self.tensor.shape.dims[1:]]
+        with rt.init_scope():
+            return rt.zeros(dims, self.tensor.dtype)
+
+    # -- list operations ----------------------------------------------------------------
+    def append(self, x):
+        x = registry.convert_to_tensor(x, dtype_hint=self.tensor.dtype)
+        if x.dtype != self.tensor.dtype:
+            x = rt.cast(x, self.tensor.dtype)
+        return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0))
+
+    def pop(self, i=None):
+        t = self.tensor
+        if i is None or (isinstance(i, int) and i == -1):
+            return TensorList(t[:-1]), t[-1]
+        return TensorList(rt.concat([t[:i], t[i + 1:]], 0)), t[i]
+
+    def stack(self):
+        return self.tensor
+
+    _as_tensor = stack
+
+    def length(self):
+        n = self.tensor.shape[0]
+        return n if n is not None else rt.shape(self.tensor)[0]
+
+    def __len__(self):
+        n = self.tensor.shape[0]
+        if n is None:
+            raise TypeError("len() of a tensor list grown in a graph loop is known only when "
+                            "the graph runs; use ag's len() in converted code or rt.shape")
+        return n
+
+    def __getitem__(self, i):
+        return self.tensor[i]
+
+    def __iter__(self):
+        return iter(self.tensor)
+
+    def __repr__(self):
+        return f"TensorList({self.tensor!r})"
+
+
+def new_list(iterable=None):
+    """`[]` / `list(x)` in converted code: a Python list."""
+    return [] if iterable is None else list(iterable)
+
+
+def list_append(target, element):
+    """`target.append(element)`, returning the (possibly new) list."""
+    if isinstance(target, TensorList):
+        return target.append(element)
+    target.append(element)
+    return target
+
+
+def list_pop(target, i=None):
+    """`target.pop(i)`, returning (the list, the removed element)."""
+    if isinstance(target, TensorList):
+        return target.pop(i)
+    return target, (target.pop() if i is None else target.pop(i))
+
+
+def list_stack(target, axis=0):
+    """The elements of a list or tensor list stacked into one tensor."""
+    if isinstance(target, TensorList):
+        t = target.stack()
+        if axis == 0:
+            return t
+        rank = t.shape.rank
+        axis %= rank
+        return rt.transpose(t, list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank)))
+    return rt.stack(target, axis=axis)
+
+
+def is_tensor_list(value):
+    return isinstance(value, TensorList)
+

@@ -1,0 +1,55 @@
+"""`and`, `or`, `not` and chained comparisons with Python's laziness kept.
+
+The right-hand side comes as a function: it runs only if Python would run it,
+and becomes the false/true branch of a graph cond when the left side is a
+symbolic tensor.
+"""
+import operator
+
+import runtime as rt
+from runtime import control_flow as rt_cf
+
+from .control_flow import is_symbolic
+
+
+def and_(a_fn, b_fn):
+    """`a and b`: b is evaluated only if a is true."""
+    a = a_fn()
+    if is_symbolic(a):
+        return rt_cf.cond_with_names(a, b_fn, lambda: a, names=["`and` expression"])
+    return b_fn() if a else a
+
+
+def or_(a_fn, b_fn):
+    """`a or b`: b is evaluated only if a is false."""
+    a = a_fn()
+    if is_symbolic(a):
+        return rt_cf.cond_with_names(a, lambda: a, b_fn, names=["`or` expression"])
+    return a if a else b_fn()
+
+
+def not_(a):
+    """`not a`: elementwise logical not for symbolic tensors."""
+    if is_symbolic(a):
+        return rt.logical_not(a)
+    return not a
+
+
+_COMPARE = {
+    "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
+    "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
+    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
+}
+
+
+def compare_chain(left, *comparisons):
+    """`left op1 b op2 c ...`: each operand evaluated at most once, lazily, as Python does.
+
+    `comparisons` are (op name, function returning the operand) pairs.
+    """
+    op, right_fn = comparisons[0]
+    right = right_fn()
+    result = _COMPARE[op](left, right)
+    if len(comparisons) == 1:
+        return result
+    return and_(lambda: result, lambda: compare_chain(right, *comparisons[1:]))
