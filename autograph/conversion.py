@@ -85,6 +85,7 @@ def namespace_for(options):
 
 def transform(node, ctx):
     """Apply the converter pipeline to a parsed function (see converters/__init__.py)."""
+    conditional_expressions.record_source_text(node)
     for converter in PIPELINE:
         qual_names.resolve(node)
         activity.resolve(node, ctx)

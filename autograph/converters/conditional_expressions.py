@@ -4,9 +4,17 @@
 """
 import gast
 
+from autograph.pyct import anno
 from autograph.pyct import parser
 from autograph.pyct import templates
 from autograph.pyct import transformer
+
+
+def record_source_text(root):
+    """Annotate each conditional expression with its text as written (before conversion)."""
+    for node in gast.walk(root):
+        if isinstance(node, gast.IfExp):
+            anno.setanno(node, anno.Basic.SOURCE_TEXT, parser.unparse(node).strip())
 
 
 class ConditionalExpressionTransformer(transformer.Base):
@@ -16,7 +24,7 @@ class ConditionalExpressionTransformer(transformer.Base):
         return templates.replace_as_expression(
             "ag__.if_exp(test, lambda: body, lambda: orelse, expr_repr)",
             test=node.test, body=node.body, orelse=node.orelse,
-            expr_repr=gast.Constant(value=parser.unparse(node).strip(), kind=None))
+            expr_repr=gast.Constant(value=anno.getanno(node, anno.Basic.SOURCE_TEXT), kind=None))
 
 
 def transform(node, ctx):

@@ -32,8 +32,6 @@ from autograph.pyct.static_analysis import cfg
 from autograph.pyct.static_analysis import liveness
 from autograph.pyct.static_analysis import reaching_definitions
 
-_GENERATED = "_ag_generated_state_accessor"
-
 
 class _Function:
     def __init__(self):
@@ -118,7 +116,6 @@ class ControlFlowTransformer(transformer.Base):
             nonlocals=[str(n) for n in nonlocal_names], globals_=[str(n) for n in global_names])
         for n in nodes:
             anno.setanno(n, anno.Basic.SKIP_PROCESSING, True)
-            setattr(n, _GENERATED, True)
         return nodes, get_name, set_name
 
     def _body_function(self, name_root, body, nonlocal_names, global_names, params=()):
@@ -247,22 +244,38 @@ def _is_generated_name(qn):
 
 
 class _CheckedLoads(gast.NodeTransformer):
-    """Reads of symbols that may hold ag__.Undefined become `ag__.ld(x)`."""
+    """Reads of symbols that may hold ag__.Undefined become `ag__.ld(x)`.
+
+    Statements that kept their analysis annotations skip the symbols defined on
+    every path to them.
+    """
 
     def __init__(self, names):
         self.names = names
+        self.defined = frozenset()
 
     def visit_body(self, body):
         for i, stmt in enumerate(body):
             body[i] = self.visit(stmt)
 
+    def visit(self, node):
+        if isinstance(node, gast.stmt) and anno.hasanno(node, anno.Static.DEFINED_VARS_IN):
+            saved = self.defined
+            self.defined = {str(qn) for qn in anno.getanno(node, anno.Static.DEFINED_VARS_IN)}
+            try:
+                return super().visit(node)
+            finally:
+                self.defined = saved
+        return super().visit(node)
+
     def visit_FunctionDef(self, node):
-        if getattr(node, _GENERATED, False):
+        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING):     # get_state / set_state
             return node
         return self.generic_visit(node)
 
     def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.names:
+        if isinstance(node.ctx, gast.Load) and node.id in self.names and \
+                node.id not in self.defined:
             return templates.replace_as_expression("ag__.ld(name)", name=node.id)
         return node
 

@@ -29,6 +29,7 @@ class Basic(_Key):
     ORIGIN = "origin_info.OriginInfo: where this node came from in user code"
     DIRECTIVES = "dict of directive function -> its arguments (e.g. set_loop_options)"
     EXTRA_LOOP_TEST = "an extra expression that also ends a loop (break, return)"
+    SOURCE_TEXT = "the user's source text of an expression, as written (for messages)"
 
 
 class Static(_Key):

@@ -327,6 +327,8 @@ class _Analyzer(gast.NodeVisitor):
         # A converter may add a test that also ends the loop (e.g. `not break_`);
         # it is evaluated at the loop head, with the iterator.
         extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+        if extra_test is not None:
+            qual_names.resolve(extra_test)
         self._scoped([node.iter, extra_test], node.iter, anno.Static.CFG_NODE_SCOPE)
         self._scoped(node.target, node.target, anno.Static.CFG_NODE_SCOPE)
         anno.setanno(node, anno.Static.ITERATE_SCOPE, self._exit())
