@@ -129,6 +129,9 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
                         f"{pred.dtype.name} and shape {pred.shape}")
     then_graph, then_result = _trace_subgraph(lambda: true_fn(), "then")
     else_graph, else_result = _trace_subgraph(lambda: false_fn(), "else")
+    if missing is not None:
+        then_result, else_result = _fill_missing(then_result, else_result, missing,
+                                                 then_graph, else_graph)
     if not nest.same_structure(then_result, else_result):
         raise ValueError(
             f"cond: true_fn and false_fn must return the same structure, got "
@@ -137,8 +140,6 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
     then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
     outputs_then, outputs_else, template = [], [], []
     for i, (a, b) in enumerate(zip(then_flat, else_flat)):
-        if missing is not None:
-            a, b = _fill_missing(a, b, missing, then_graph, else_graph)
         a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
         if a is None and b is None:
             template.append(None)
@@ -173,14 +174,20 @@ def _names_note(names):
 
 
 def _fill_missing(a, b, missing, then_graph, else_graph):
+    """Replace a missing value (or structure) of one branch by zeros shaped like the other's."""
     a_missing, b_missing = missing(a), missing(b)
-    if a_missing == b_missing:
-        return a, b
-    if a_missing:
+    if a_missing and not b_missing:
         with then_graph.as_default():
-            return _zeros_like_value(b), b
-    with else_graph.as_default():
-        return a, _zeros_like_value(a)
+            return nest.map_structure(_zeros_like_value, b), b
+    if b_missing and not a_missing:
+        with else_graph.as_default():
+            return a, nest.map_structure(_zeros_like_value, a)
+    if (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
+            and not a_missing):
+        pairs = [_fill_missing(x, y, missing, then_graph, else_graph) for x, y in zip(a, b)]
+        return (nest._rebuild(a, [p[0] for p in pairs]),
+                nest._rebuild(b, [p[1] for p in pairs]))
+    return a, b
 
 
 def _zeros_like_value(value):
