@@ -12,7 +12,7 @@ from .. import dtypes
 from ..shapes import TensorShape, broadcast
 from ..tensor import SymbolicTensor, Tensor
 from . import registry
-from .math_ops import _norm_axis, cast, checked, convert_all, result_dtype
+from .math_ops import _norm_axis, apply_checked, cast, checked, convert_all, result_dtype
 from .registry import apply, constant, constant_value, convert_to_tensor
 
 # -- shape arguments --------------------------------------------------------------------
@@ -329,7 +329,10 @@ def stack(values, axis=0, name=None):
 
 
 def _unstack_kernel(x, num, axis):
-    return [np.take(x, i, axis=axis) for i in builtins.range(x.shape[axis])]
+    if x.shape[axis] != num:      # known only at run time when traced with an unknown dim
+        raise ValueError(f"expected {num} values along dimension {axis}, got shape "
+                         f"{TensorShape(x.shape)}")
+    return [np.take(x, i, axis=axis) for i in builtins.range(num)]
 
 
 def _unstack_infer(inputs, num, axis):
@@ -532,9 +535,6 @@ def _where_kernel(cond, x, y):
     return np.where(cond, x, y)
 
 
-_WHERE = registry.register("where", _where_kernel, None)
-
-
 def _where_infer(inputs):
     cond, x, y = inputs
     if not cond.dtype.is_bool:
@@ -545,7 +545,7 @@ def _where_infer(inputs):
     return [(broadcast(broadcast(cond.shape, x.shape), y.shape), x.dtype)]
 
 
-_WHERE.infer = _where_infer
+_WHERE = registry.register("where", _where_kernel, _where_infer)
 
 
 def _argwhere_kernel(cond):
@@ -568,7 +568,7 @@ def where(condition, x=None, y=None, name=None):
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     x, y = convert_all([x, y])
-    return apply(_WHERE, [condition, x, y], {}, name)
+    return apply_checked(_WHERE, [condition, x, y], {}, name)
 
 
 # -- constructors --------------------------------------------------------------------------
@@ -683,9 +683,14 @@ def _range_kernel(start, limit, delta, dtype):
 def _range_infer(inputs, dtype):
     values = [constant_value(t) for t in inputs]
     if builtins.all(v is not None for v in values):
-        n = len(_range_kernel(*values, dtype=dtype))
-        return [(TensorShape([n]), dtype)]
+        return [(TensorShape([_range_length(*values)]), dtype)]
     return [(TensorShape([None]), dtype)]
+
+
+def _range_length(start, limit, delta):
+    """len(np.arange(start, limit, delta)), computed as numpy does, without the array."""
+    with np.errstate(all="ignore"):
+        return builtins.max(0, int(np.ceil((limit - start) / delta)))
 
 
 _RANGE = registry.register("range", _range_kernel, _range_infer)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from op_testing import ARRAY_OPS, MODES, case, check_op, graph_op_types, sample
+from op_testing import ARRAY_OPS, MODES, case, check_op, graph_op_types, run, sample
 
 F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
 SPEC = rt.TensorSpec
@@ -178,6 +178,8 @@ CONSTRUCTOR_CASES = [
     case("range-empty", lambda: rt.range(3, 1), [], lambda: np.zeros(0, I32)),
     case("range-floats", lambda: rt.range(0.0, 1.0, 0.25), [],
          lambda: np.arange(0, 1, 0.25, dtype=F32)),
+    case("range-float-tenths", lambda: rt.range(0.1, 1.0, 0.1), [],
+         lambda: np.arange(F32(0.1), F32(1.0), F32(0.1), dtype=F32)),
     case("range-dtype", lambda: rt.range(4, dtype=rt.float64), [], lambda: np.arange(4.0)),
     case("range-int-start-float-delta", lambda: rt.range(0, 2, 0.5), [],
          lambda: np.arange(0, 2, 0.5, dtype=F32)),
@@ -395,3 +397,21 @@ def test_every_array_op_is_in_a_table():
     tables = RESHAPE_CASES + SHAPE_CASES + JOIN_CASES + TAKE_CASES + CONSTRUCTOR_CASES
     covered = {param.id.split("-")[0] for param in tables}
     assert set(ARRAY_OPS) <= covered, sorted(set(ARRAY_OPS) - covered)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_where_needs_a_bool_condition(mode):
+    with pytest.raises(TypeError, match="int32"):
+        run(rt.where, [sample((3,), I32), M[0], M[1]], mode)
+
+
+def test_unstack_of_a_dim_known_only_at_run_time():
+    f = rt.function(lambda x: rt.unstack(x, num=2), input_signature=[SPEC([None, 3])])
+    assert [t.numpy().tolist() for t in f(rt.constant(M))] == M.tolist()
+    with pytest.raises(ValueError, match="expected 2 values"):
+        f(rt.constant(sample((3, 3))))
+
+
+def test_range_shape_is_inferred_without_building_it():
+    f = rt.function(lambda: rt.range(0, 10 ** 12, 3, dtype=rt.int64))
+    assert f.get_concrete_function().graph.outputs[0].shape == rt.TensorShape([333333333334])
