@@ -61,7 +61,9 @@ def convert(func=None, *, recursive=True, input_signature=None):
         return converted(*args, **kwargs)
 
     functools.update_wrapper(traced, original)
-    return rt.Function(original, input_signature=input_signature, _tracer=traced)
+    function = rt.Function(original, input_signature=input_signature, _tracer=traced)
+    function._ag_converted = True
+    return function
 
 
 def do_not_convert(func):

@@ -36,6 +36,7 @@ def main(argv):
         return
     rng = np.random.default_rng(1)
     logits = rng.normal(size=(12, 5)).astype(np.float32)
+    logits[:, END] = -10.0
     logits[6, END] = 10.0              # the end token wins at step 6
     length, score = greedy_decode(logits, rt.constant(12), rt.constant(-50.0))
     print(f"decoded {length} tokens, score {float(score):.3f}")

@@ -14,6 +14,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import control_flow as rt_cf
+from runtime import nest
 from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
@@ -61,13 +62,15 @@ def _staging_check(construct, fn, *args, **kwargs):
 
 def _to_graph_value(value):
     """A value as rt.cond / rt.while_loop carry it (tensor lists as their stacked tensor)."""
-    return value.stack() if isinstance(value, TensorList) else value
+    return nest.map_structure(lambda v: v.stack() if isinstance(v, TensorList) else v, value)
 
 
 def _from_graph_value(value, like):
     """Undo `_to_graph_value` given the value the symbol had before the statement."""
     if isinstance(like, TensorList) and isinstance(value, Tensor):
         return TensorList(value)
+    if nest.is_nested(like) and nest.is_nested(value) and nest.same_structure(like, value):
+        return nest.map_structure(_from_graph_value, value, like)
     return value
 
 
@@ -166,9 +169,16 @@ class _FirstAssignedInLoop:
         self.is_return = is_return
 
 
+_LOOP_LEAVES = (Tensor, rt.Variable, TensorList) + _NUMBERS
+
+
 def _carried(value):
-    """Whether loop state of this value becomes a loop variable of the graph loop."""
-    return isinstance(value, (Tensor, rt.Variable, TensorList, _FirstAssignedInLoop) + _NUMBERS)
+    """Whether loop state of this value becomes a loop variable of the graph loop:
+    tensors, numbers, tensor lists, and tuples/lists/dicts of them."""
+    if isinstance(value, _FirstAssignedInLoop):
+        return True
+    leaves = nest.flatten(value)
+    return bool(leaves) and all(isinstance(v, _LOOP_LEAVES) for v in leaves)
 
 
 def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()):
@@ -258,16 +268,23 @@ def _invariants(opts, init, carried, n_pre, n_flags):
     out = [None] * n_pre
     for i in carried:
         value = init[i]
+        if isinstance(value, _FirstAssignedInLoop):
+            value = value.zero
         if i in given:
             out.append(given[i])
-        elif isinstance(value, TensorList):
-            out.append(value.growing_shape())
-        elif isinstance(value, _FirstAssignedInLoop) and isinstance(value.zero, TensorList):
-            out.append(value.zero.growing_shape())
         else:
-            out.append(None)
+            out.append(nest.map_structure(_default_invariant, value))
     out += [None] * n_flags
-    return out if any(s is not None for s in out) else None
+    return out if any(s is not None for s in nest.flatten(out)) else None
+
+
+def _default_invariant(value):
+    """A tensor list may grow; anything else keeps its shape (None: the initial shape)."""
+    if isinstance(value, TensorList):
+        return value.growing_shape()
+    if isinstance(value, (Tensor, rt.Variable)):
+        return value.shape
+    return rt.TensorShape([])
 
 
 def _initial_state(init, names, probe_body, get_state, set_state):
@@ -310,6 +327,8 @@ def _probe(init, probe_body, get_state, set_state):
 
 
 def _typed_zero(value, name):
+    if nest.is_nested(value) and not isinstance(value, list):
+        return nest.map_structure(lambda v: _typed_zero(v, name), value)
     if isinstance(value, TensorList):
         return TensorList.empty_like(value.element_like())
     if isinstance(value, list):
