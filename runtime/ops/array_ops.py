@@ -269,10 +269,12 @@ def _concat_infer(inputs, axis):
 _CONCAT = registry.register("concat", _concat_kernel, _concat_infer)
 
 
-def _rank_axis(axis, shape, extra=0):
+def _rank_axis(axis, shape, extra=0, known_rank=False):
     """`axis` of `shape` (plus `extra` new dims) as a non-negative int."""
     axis = int(axis)
     rank = shape.rank
+    if rank is None and known_rank:
+        raise ValueError(f"needs a tensor of known rank, got shape {shape}")
     if rank is None:
         if axis < 0:
             raise ValueError(f"a negative axis ({axis}) needs a known rank")
@@ -353,9 +355,7 @@ def unstack(value, num=None, axis=0, name=None):
 
 
 def _unstack_attrs(num, axis, shape):
-    if shape.rank is None:
-        raise ValueError("needs a tensor of known rank")
-    axis = _rank_axis(axis, shape)
+    axis = _rank_axis(axis, shape, known_rank=True)
     n = shape[axis]
     if num is None:
         if n is None:
@@ -401,9 +401,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
 
 
 def _split_attrs(num_or_size_splits, axis, shape):
-    if shape.rank is None:
-        raise ValueError("needs a tensor of known rank")
-    axis = _rank_axis(axis, shape)
+    axis = _rank_axis(axis, shape, known_rank=True)
     dim = shape[axis]
     if isinstance(num_or_size_splits, (int, np.integer)):
         n = int(num_or_size_splits)

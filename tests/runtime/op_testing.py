@@ -1,7 +1,7 @@
 """Shared helpers of the op tests: run an op eagerly and in a traced graph, check it.
 
-A test case is a callable on tensors, the numpy arrays to feed it, and a numpy
-reference computed from the same arrays. `check_op` runs the callable
+A test case (`case`) is a callable on tensors, the numpy arrays to feed it, and a
+numpy reference computed from the same arrays. `check_op` runs the callable
 
   eager   on eager tensors, op by op;
   graph   inside `rt.function`, on placeholders of the arrays' shapes (or of an
@@ -11,6 +11,8 @@ and checks each result against the reference: the value (exact for ints and
 bools, allclose for floats), the dtype (of the tensor and of the array behind
 it), and in graph mode the static shape and dtype inferred while tracing.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -34,14 +36,20 @@ RANDOM_OPS = "uniform normal truncated_normal set_seed".split()
 
 
 def case(name, fn, args, ref, dtype=None, inferred=None, signature=None):
-    """One table row: `fn(*tensors)` must match `ref(*arrays)`.
+    """One table row, a `check(mode)`: `fn(*tensors)` must match `ref(*arrays)`.
 
     dtype: the expected result dtype when it is not the reference's own;
     inferred: the static shape(s) expected while tracing, when not the result's;
     signature: TensorSpecs to trace with (unknown dims), instead of the arrays' shapes.
     """
-    return pytest.param(fn, [np.asarray(a) for a in args], ref, dtype, inferred, signature,
-                        id=name)
+    check = functools.partial(check_op, fn, [np.asarray(a) for a in args], ref, dtype=dtype,
+                              inferred=inferred, signature=signature)
+    return pytest.param(check, id=name)
+
+
+def named_rows(table):
+    """pytest params for rows `(id, value, ...)` of a table."""
+    return [pytest.param(*row[1:], id=row[0]) for row in table]
 
 
 def sample(shape, dtype=np.float32, kind="any", seed=0):

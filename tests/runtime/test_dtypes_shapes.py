@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from op_testing import (ARRAY_OPS, MATH_OPS, MODES, NN_OPS, RANDOM_OPS, case, check_op,
-                        sample)
+from op_testing import ARRAY_OPS, MATH_OPS, MODES, NN_OPS, RANDOM_OPS, case, sample
 from runtime.ops import array_ops, math_ops
 from runtime.shapes import broadcast
 
@@ -165,9 +164,9 @@ PROMOTION_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", PROMOTION_CASES)
-def test_promotion_between_tensors(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", PROMOTION_CASES)
+def test_promotion_between_tensors(check, mode):
+    check(mode)
 
 
 # -- weak Python scalars ---------------------------------------------------------------------------
@@ -213,9 +212,9 @@ WEAK_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", WEAK_CASES)
-def test_python_scalars_are_weak(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", WEAK_CASES)
+def test_python_scalars_are_weak(check, mode):
+    check(mode)
 
 
 def test_python_scalar_too_big_for_the_tensor_dtype():
@@ -292,9 +291,9 @@ OPERATOR_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", OPERATOR_CASES)
-def test_operators(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", OPERATOR_CASES)
+def test_operators(check, mode):
+    check(mode)
 
 
 @pytest.mark.parametrize("symbol", ["+", "*", "<", "&"])

@@ -2,13 +2,13 @@
 gather/one_hot/where, constructors, range, and `t[...]` indexing.
 
 Every row of a table runs twice (eager, graph); in graph mode the shape and dtype
-inferred while tracing must equal the result's (see op_testing.check_op).
+inferred while tracing must equal the result's (see op_testing.case).
 """
 import numpy as np
 import pytest
 
 import runtime as rt
-from op_testing import ARRAY_OPS, MODES, case, check_op, graph_op_types, run, sample
+from op_testing import ARRAY_OPS, MODES, case, graph_op_types, named_rows, run, sample
 
 F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
 SPEC = rt.TensorSpec
@@ -193,11 +193,10 @@ CONSTRUCTOR_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature",
-                         RESHAPE_CASES + SHAPE_CASES + JOIN_CASES + TAKE_CASES
+@pytest.mark.parametrize("check", RESHAPE_CASES + SHAPE_CASES + JOIN_CASES + TAKE_CASES
                          + CONSTRUCTOR_CASES)
-def test_array_ops(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+def test_array_ops(check, mode):
+    check(mode)
 
 
 # -- t[...] --------------------------------------------------------------------------------------
@@ -248,9 +247,9 @@ INDEX_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", INDEX_CASES)
-def test_getitem(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", INDEX_CASES)
+def test_getitem(check, mode):
+    check(mode)
 
 
 @pytest.mark.parametrize("key,error", [
@@ -341,9 +340,9 @@ UNKNOWN_DIM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", UNKNOWN_DIM_CASES)
-def test_unknown_dims_while_tracing(fn, args, ref, dtype, inferred, signature):
-    check_op(fn, args, ref, "graph", dtype, inferred, signature)
+@pytest.mark.parametrize("check", UNKNOWN_DIM_CASES)
+def test_unknown_dims_while_tracing(check):
+    check("graph")
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -374,8 +373,7 @@ SHAPE_ERRORS = [   # (what, fn, inputs, words the message must contain)
 ]
 
 
-@pytest.mark.parametrize("fn,arrays,words", [pytest.param(*row[1:], id=row[0])
-                                             for row in SHAPE_ERRORS])
+@pytest.mark.parametrize("fn,arrays,words", named_rows(SHAPE_ERRORS))
 def test_shape_errors_name_op_and_shapes(fn, arrays, words):
     with pytest.raises((ValueError, IndexError)) as info:
         rt.function(fn).get_concrete_function(*[rt.constant(a) for a in arrays])

@@ -2,13 +2,13 @@
 reductions, argmax/argmin, matmul, cast, clip_by_value and add_n.
 
 Every row of a table runs twice (eager, graph); in graph mode the shape and dtype
-inferred while tracing must equal the result's (see op_testing.check_op).
+inferred while tracing must equal the result's (see op_testing.case).
 """
 import numpy as np
 import pytest
 
 import runtime as rt
-from op_testing import MATH_OPS, MODES, case, check_op, sample
+from op_testing import MATH_OPS, MODES, case, named_rows, sample
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 I8, I32, I64, U8 = np.int8, np.int32, np.int64, np.uint8
@@ -125,9 +125,9 @@ BINARY_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", UNARY_CASES + BINARY_CASES)
-def test_elementwise(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", UNARY_CASES + BINARY_CASES)
+def test_elementwise(check, mode):
+    check(mode)
 
 
 @pytest.mark.parametrize("op", sorted(BINARY))
@@ -225,10 +225,9 @@ ARG_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature",
-                         REDUCTION_CASES + INT_MEAN_CASES + ARG_CASES)
-def test_reductions(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", REDUCTION_CASES + INT_MEAN_CASES + ARG_CASES)
+def test_reductions(check, mode):
+    check(mode)
 
 
 @pytest.mark.parametrize("op", ["reduce_sum", "reduce_max", "argmax"])
@@ -300,10 +299,9 @@ ADD_N_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature",
-                         MATMUL_CASES + CAST_CASES + CLIP_CASES + ADD_N_CASES)
-def test_matmul_cast_clip_add_n(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", MATMUL_CASES + CAST_CASES + CLIP_CASES + ADD_N_CASES)
+def test_matmul_cast_clip_add_n(check, mode):
+    check(mode)
 
 
 @pytest.mark.parametrize("a_shape,b_shape,kwargs", [
@@ -350,9 +348,9 @@ UNKNOWN_DIM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", UNKNOWN_DIM_CASES)
-def test_unknown_dims_while_tracing(fn, args, ref, dtype, inferred, signature):
-    check_op(fn, args, ref, "graph", dtype, inferred, signature)
+@pytest.mark.parametrize("check", UNKNOWN_DIM_CASES)
+def test_unknown_dims_while_tracing(check):
+    check("graph")
 
 
 def test_unknown_rank_stays_unknown():
@@ -397,8 +395,7 @@ def _trace_error(fn, shapes):
     return info.value
 
 
-@pytest.mark.parametrize("fn,shapes,words", [pytest.param(*row[1:], id=row[0])
-                                             for row in TRACE_ERRORS])
+@pytest.mark.parametrize("fn,shapes,words", named_rows(TRACE_ERRORS))
 def test_trace_errors_name_the_op_the_shapes_and_the_line(fn, shapes, words):
     error = _trace_error(fn, shapes)
     message = str(error)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import runtime as rt
-from op_testing import MODES, NN_OPS, case, check_op, run, sample
+from op_testing import MODES, NN_OPS, case, named_rows, run, sample
 
 F16, F32, F64, I32, I64 = np.float16, np.float32, np.float64, np.int32, np.int64
 SPEC = rt.TensorSpec
@@ -76,9 +76,9 @@ NN_CASES = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", NN_CASES)
-def test_nn_ops(fn, args, ref, dtype, inferred, signature, mode):
-    check_op(fn, args, ref, mode, dtype, inferred, signature)
+@pytest.mark.parametrize("check", NN_CASES)
+def test_nn_ops(check, mode):
+    check(mode)
 
 
 NN_UNKNOWN_DIM_CASES = [
@@ -101,9 +101,9 @@ NN_UNKNOWN_DIM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn,args,ref,dtype,inferred,signature", NN_UNKNOWN_DIM_CASES)
-def test_nn_unknown_dims_while_tracing(fn, args, ref, dtype, inferred, signature):
-    check_op(fn, args, ref, "graph", dtype, inferred, signature)
+@pytest.mark.parametrize("check", NN_UNKNOWN_DIM_CASES)
+def test_nn_unknown_dims_while_tracing(check):
+    check("graph")
 
 
 NN_ERRORS = [   # (what, fn, inputs, error, words in the message)
@@ -129,8 +129,7 @@ NN_ERRORS = [   # (what, fn, inputs, error, words in the message)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,arrays,error,words", [pytest.param(*row[1:], id=row[0])
-                                                   for row in NN_ERRORS])
+@pytest.mark.parametrize("fn,arrays,error,words", named_rows(NN_ERRORS))
 def test_nn_errors(fn, arrays, error, words, mode):
     with pytest.raises(error) as info:
         run(fn, arrays, mode)
@@ -184,8 +183,7 @@ RANDOM_DRAWS = [   # (what, fn, dtype, low, high): values in [low, high)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("fn,dtype,low,high", [pytest.param(*row[1:], id=row[0])
-                                               for row in RANDOM_DRAWS])
+@pytest.mark.parametrize("fn,dtype,low,high", named_rows(RANDOM_DRAWS))
 def test_random_values_shapes_dtypes(fn, dtype, low, high, mode):
     (value, static), = _values(fn, mode)
     assert value.dtype == dtype and np.all(value >= low) and np.all(value < high), value
