@@ -27,7 +27,7 @@ from autograph import operators
 from autograph.converters import (asserts, break_statements, call_trees,
                                   conditional_expressions, continue_statements, control_flow,
                                   directives, lists, logical_expressions, match_statements,
-                                  return_statements)
+                                  return_statements, unsupported)
 from autograph.errors import ConversionError
 from autograph.pyct import anno
 from autograph.pyct import loader
@@ -41,7 +41,7 @@ from autograph.pyct.static_analysis import activity
 
 traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
-PIPELINE = (directives, match_statements, break_statements, continue_statements,
+PIPELINE = (directives, unsupported, match_statements, break_statements, continue_statements,
             return_statements, asserts, lists, call_trees, control_flow,
             conditional_expressions, logical_expressions)
 

@@ -10,6 +10,8 @@ eager tensor as the condition runs the plain Python statement; a symbolic
 tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with the
 state as its inputs and outputs.
 """
+import threading
+
 import numpy as np
 
 import runtime as rt
@@ -36,14 +38,32 @@ def is_symbolic(value):
     return False
 
 
+class _Tracing(threading.local):
+    depth = 0          # how many tensor branches / loop bodies are being traced
+
+
+_tracing = _Tracing()
+
+
 def _user(fn):
-    """Wrap user code so its own exceptions are not mistaken for staging errors."""
+    """Wrap a body traced into graph control flow: count the nesting, and mark the
+    user's own exceptions so they are not mistaken for staging errors."""
     def call(*args):
+        _tracing.depth += 1
         try:
             return fn(*args)
         except Exception as e:
             raise mark_user_error(e)
+        finally:
+            _tracing.depth -= 1
     return call
+
+
+def unsupported_in_tensor_control_flow(construct, advice):
+    """Raise if called while tracing the body of a graph cond/loop (placed by the compiler)."""
+    if _tracing.depth:
+        raise staging_error(f"`{construct}` is not supported inside a tensor `if` or loop: "
+                            f"{advice}", skip=2)
 
 
 def _staging_check(construct, fn, *args, **kwargs):
