@@ -160,6 +160,8 @@ PROMOTION_CASES = [
          lambda x: x + np.float32(1)),
     case("numpy-int64-scalar-is-strong", lambda x: x * np.int64(2), [sample((3,), I32)],
          lambda x: x * np.int64(2)),
+    case("numpy-scalar-on-the-left", lambda x: np.float32(2) * x, [sample((3,), I32)],
+         lambda x: np.float32(2) * x),
 ]
 
 
