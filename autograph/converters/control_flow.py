@@ -37,6 +37,21 @@ class _Function:
     def __init__(self):
         self.scope = None
         self.undefined = set()        # names set to ag__.Undefined in this function
+        self.closure_writes = {}      # local function name -> enclosing names it writes
+
+
+def _closure_writes(fn_node):
+    """{name of a def nested in fn_node: the enclosing variables it assigns via nonlocal}."""
+    writes = {}
+    for n in gast.walk(fn_node):
+        if n is fn_node or not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            continue
+        scope = anno.getanno(n, anno.Static.SCOPE, None)
+        if scope is not None and scope.nonlocals:
+            written = {qn for qn in scope.modified if qn in scope.nonlocals}
+            if written:
+                writes[qual_names.QN(n.name)] = written
+    return writes
 
 
 def _names_read(node):
@@ -50,6 +65,7 @@ class ControlFlowTransformer(transformer.Base):
     def visit_FunctionDef(self, node):
         with self.state[_Function] as fn:
             fn.scope = anno.getanno(node, anno.Static.SCOPE)
+            fn.closure_writes = _closure_writes(node)
             node.body = self.visit_block(node.body)
             if fn.undefined:
                 _CheckedLoads(fn.undefined).visit_body(node.body)
@@ -61,6 +77,17 @@ class ControlFlowTransformer(transformer.Base):
         return node
 
     # -- shared -------------------------------------------------------------------------
+    def _modified(self, *scopes):
+        """What the blocks modify, including enclosing variables written (through nonlocal)
+        by local functions they use: calling one may write them."""
+        fn = self.state[_Function]
+        modified = set()
+        for scope in scopes:
+            modified |= scope.modified
+            for used in scope.read:
+                modified |= fn.closure_writes.get(used, set())
+        return modified
+
     def _state(self, node, modified, live):
         """(state symbols, nonlocal names, global names, undefined, maybe undefined)."""
         fn = self.state[_Function]
@@ -74,8 +101,8 @@ class ControlFlowTransformer(transformer.Base):
             if qn.is_composite():
                 if qn.root in maybe or qn.root not in fn_locals:
                     state.append(qn)
-            elif qn in live:
-                state.append(qn)
+            elif qn in live or qn in fn.scope.nonlocals or qn in fn.scope.globals:
+                state.append(qn)       # read later, or visible outside the function
         simple = [qn for qn in modified if not qn.is_composite() and not _is_generated_name(qn)]
         declared_global = {qn for qn in simple if qn in fn.scope.globals}
         outer = {qn for qn in simple if qn in fn.scope.nonlocals}
@@ -154,7 +181,7 @@ class ControlFlowTransformer(transformer.Base):
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         orelse_scope = anno.getanno(node, anno.Static.ORELSE_SCOPE)
         live_out = anno.getanno(node, anno.Static.LIVE_VARS_OUT)
-        modified = body_scope.modified | orelse_scope.modified
+        modified = self._modified(body_scope, orelse_scope)
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, modified, live_out)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
@@ -179,7 +206,7 @@ class ControlFlowTransformer(transformer.Base):
         live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
-            node, body_scope.modified, live)
+            node, self._modified(body_scope, anno.getanno(node, anno.Static.COND_SCOPE)), live)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         body_def, body_name = self._body_function("loop_body", node.body, nonlocals, globals_)
@@ -203,7 +230,7 @@ class ControlFlowTransformer(transformer.Base):
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
         if extra_test is not None:
             live = live | _names_read(extra_test)
-        modified = body_scope.modified | _stored_symbols(node.target)
+        modified = self._modified(body_scope) | _stored_symbols(node.target)
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(node, modified, live)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)

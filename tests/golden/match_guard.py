@@ -1,0 +1,12 @@
+"""A capture with a guard: the guard tests the subject itself."""
+
+
+def bucket(x):
+    match x:
+        case n if n > 100:
+            result = n // 100
+        case 7:
+            result = -7
+        case _:
+            result = 0
+    return result

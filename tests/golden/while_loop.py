@@ -1,0 +1,12 @@
+"""Collatz: a while loop whose state is everything it modifies and later reads."""
+
+
+def collatz(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
