@@ -5,6 +5,7 @@ import inspect
 import runtime as rt
 
 from autograph import conversion
+from autograph import errors
 from autograph.errors import ConversionError
 
 
@@ -58,7 +59,11 @@ def convert(func=None, *, recursive=True, input_signature=None):
         converted = state.get("fn")
         if converted is None:
             converted = state["fn"] = _converted_or_original(original, recursive)
-        return converted(*args, **kwargs)
+        try:
+            return converted(*args, **kwargs)
+        except Exception as e:
+            errors.add_original_frames_note(e)
+            raise
 
     functools.update_wrapper(traced, original)
     function = rt.Function(original, input_signature=input_signature, _tracer=traced)

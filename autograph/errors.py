@@ -42,3 +42,29 @@ def mark_user_error(exc):
 
 def is_user_error(exc):
     return getattr(exc, "_ag_user_error", False)
+
+
+def add_original_frames_note(exc):
+    """Note on an exception raised through generated code: the user's lines it ran.
+
+    Tracebacks show generated code (linecache has it); the note lists the same
+    frames at the lines of the original source, once per exception.
+    """
+    if getattr(exc, "_ag_frames_noted", False) or not hasattr(exc, "add_note"):
+        return
+    tb = exc.__traceback__
+    lines = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith("<autograph generated"):
+            frame = traceback_utils.map_frame(code.co_filename, tb.tb_lineno, code.co_name)
+            if frame is not None:
+                text = frame.line()
+                lines.append(f"  {frame}" + (f"\n    {text}" if text else ""))
+        tb = tb.tb_next
+    if lines:
+        try:
+            exc._ag_frames_noted = True
+        except AttributeError:
+            return
+        exc.add_note("In the converted code (original source lines):\n" + "\n".join(lines))

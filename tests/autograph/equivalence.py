@@ -1,0 +1,190 @@
+"""The equivalence check: a converted function behaves like the original run eagerly.
+
+    assert_equivalent(f, 3, [1, 2], tensors=True)
+
+runs `f` three ways on the same arguments and requires equal results (leaf by
+leaf through tuples, lists, dicts and namedtuples: exact for ints and bools,
+allclose for floats) and exactly equal printed text:
+
+    eager      f(*args)                 the original, op by op
+    graph      ag.convert(f)(*args)     converted, traced into a graph, executed
+    to_graph   ag.to_graph(f)(*args)    converted, run op by op (no tracing)
+
+With `tensors=True` every number, bool and numpy array among the arguments
+(inside tuples, lists, dicts and namedtuples too) becomes `rt.constant(...)`:
+an eager tensor for the eager runs, a symbolic one inside the trace. With
+`tensors=False` they stay Python values, which the trace specializes on.
+`static(v)` keeps one argument a Python value either way; an argument that is
+already a tensor stays one. Every run gets fresh arguments, so a function may
+mutate them.
+"""
+import contextlib
+import copy
+import difflib
+import io
+import traceback
+
+import numpy as np
+
+import autograph as ag
+import runtime as rt
+
+_NUMBERS = (bool, int, float, np.generic, np.ndarray)
+
+
+class static:
+    """An argument that stays a Python value even with `tensors=True`."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def arguments(value, tensors):
+    """A fresh copy of the argument `value`, numbers made tensors if `tensors`."""
+    if isinstance(value, static):
+        return copy.deepcopy(value.value)
+    if isinstance(value, _NUMBERS):
+        return rt.constant(value) if tensors else copy.copy(value)
+    if isinstance(value, rt.Tensor):
+        return value
+    if _is_namedtuple(value):
+        return type(value)(*(arguments(v, tensors) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(arguments(v, tensors) for v in value)
+    if isinstance(value, dict):
+        return {k: arguments(v, tensors) for k, v in value.items()}
+    try:
+        return copy.deepcopy(value)
+    except TypeError:
+        return value
+
+
+def _is_namedtuple(value):
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+class Outcome:
+    """What one run gave: a result or an exception, and the text it printed."""
+
+    def __init__(self, name, result=None, error=None, stdout=""):
+        self.name, self.result, self.error, self.stdout = name, result, error, stdout
+
+    def describe(self):
+        if self.error is not None:
+            what = "".join(traceback.format_exception(self.error)).rstrip()
+        else:
+            what = f"returned {self.result!r}"
+        return f"--- {self.name}: {what}\n    printed {self.stdout!r}"
+
+
+def run(name, make_fn, args, kwargs, tensors):
+    """Call make_fn() on fresh arguments, capturing what it prints and any exception."""
+    args = arguments(tuple(args), tensors)
+    kwargs = arguments(dict(kwargs), tensors)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            result = make_fn()(*args, **kwargs)
+        except Exception as e:          # noqa: BLE001 - compared by the caller
+            return Outcome(name, error=e, stdout=out.getvalue())
+    return Outcome(name, result=result, stdout=out.getvalue())
+
+
+# -- comparing results ---------------------------------------------------------------------
+
+_KINDS = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
+
+
+def _leaf(value):
+    """(kind, numpy array) of a number-like leaf, or None for anything else."""
+    if isinstance(value, (rt.Tensor, rt.Variable)):
+        value = value.numpy()
+    if isinstance(value, _NUMBERS):
+        array = np.asarray(value)
+        return _KINDS.get(array.dtype.kind, array.dtype.kind), array
+    return None
+
+
+def differences(expected, actual, path="result"):
+    """Human-readable differences between two results (empty: equal)."""
+    e_leaf, a_leaf = _leaf(expected), _leaf(actual)
+    if e_leaf is not None or a_leaf is not None:
+        return _leaf_differences(e_leaf, a_leaf, expected, actual, path)
+    if _is_namedtuple(expected) or _is_namedtuple(actual):
+        if type(expected) is not type(actual):
+            return [f"{path}: {type(expected).__name__} != {type(actual).__name__}"]
+        return _sequence_differences(expected, actual, path)
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(actual, type(expected)):
+            return [f"{path}: {type(expected).__name__} != {type(actual).__name__}"]
+        return _sequence_differences(expected, actual, path)
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict) or set(expected) != set(actual):
+            return [f"{path}: {expected!r} != {actual!r}"]
+        return [d for k in expected
+                for d in differences(expected[k], actual[k], f"{path}[{k!r}]")]
+    if type(expected) is not type(actual) or expected != actual:
+        return [f"{path}: {expected!r} != {actual!r}"]
+    return []
+
+
+def _sequence_differences(expected, actual, path):
+    if len(expected) != len(actual):
+        return [f"{path}: length {len(expected)} != {len(actual)}"]
+    return [d for i, (e, a) in enumerate(zip(expected, actual))
+            for d in differences(e, a, f"{path}[{i}]")]
+
+
+def _leaf_differences(e_leaf, a_leaf, expected, actual, path):
+    if e_leaf is None or a_leaf is None:
+        return [f"{path}: {expected!r} != {actual!r}"]
+    (e_kind, e), (a_kind, a) = e_leaf, a_leaf
+    if e_kind != a_kind:
+        return [f"{path}: {e_kind} {e!r} != {a_kind} {a!r}"]
+    if e.shape != a.shape:
+        return [f"{path}: shape {e.shape} != {a.shape} ({e!r} != {a!r})"]
+    equal = np.allclose(e, a, rtol=1e-5, atol=1e-6, equal_nan=True) if e_kind == "float" \
+        else np.array_equal(e, a)
+    return [] if equal else [f"{path}: {e!r} != {a!r}"]
+
+
+# -- the check -----------------------------------------------------------------------------
+
+def assert_equivalent(f, *args, tensors=True, kwargs=None, raises=None):
+    """Run f eagerly, converted-and-traced and converted-eagerly; require the same outcome.
+
+    `raises`: the exception class every run must raise (an instance of it or a
+    subclass); the printed text must still match. Returns the eager result.
+    """
+    kwargs = kwargs or {}
+    eager = run("eager f(*args)", lambda: f, args, kwargs, tensors)
+    others = [run("ag.convert(f)(*args)", lambda: ag.convert(f), args, kwargs, tensors),
+              run("ag.to_graph(f)(*args)", lambda: ag.to_graph(f), args, kwargs, tensors)]
+    problems = []
+    if raises is not None and not isinstance(eager.error, raises):
+        problems.append(f"the eager run should raise {raises.__name__}")
+    for other in others:
+        problems += [f"{other.name}: {p}" for p in _outcome_differences(eager, other, raises)]
+    if problems:
+        report = [f"{f.__qualname__} with {'tensor' if tensors else 'Python'} arguments "
+                  f"{args!r}" + (f", {kwargs!r}" if kwargs else "")]
+        report += problems + [eager.describe()] + [o.describe() for o in others]
+        raise AssertionError("\n".join(report))
+    return eager.result
+
+
+def _outcome_differences(eager, other, raises):
+    problems = []
+    if raises is not None:
+        if not isinstance(other.error, raises):
+            got = f"raised {other.error!r}" if other.error is not None else "returned"
+            problems.append(f"should raise {raises.__name__}, but {got}")
+    elif eager.error is not None or other.error is not None:
+        problems.append(f"raised {other.error!r} where the eager run raised {eager.error!r}")
+    else:
+        problems += differences(eager.result, other.result)
+    if eager.stdout != other.stdout:
+        diff = difflib.unified_diff(eager.stdout.splitlines(), other.stdout.splitlines(),
+                                    "eager", other.name, lineterm="")
+        problems.append("printed text differs:\n" + "\n".join(diff))
+    return problems

@@ -1,0 +1,56 @@
+"""The command line: `python -m autograph PATH.py[::QUALNAME] --dump`."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from autograph.__main__ import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COLLATZ = os.path.join(ROOT, "samples", "collatz.py")
+NESTED = os.path.join(ROOT, "samples", "nested_functions.py")
+
+
+def test_dump_prints_every_converted_function(capsys):
+    assert main([NESTED, "--dump"]) == 0
+    out = capsys.readouterr().out
+    assert "# F1.__call__" in out and "# F2.__call__" in out
+    assert "ag__.converted_call(rt.matmul, (a, x), None)" in out
+
+
+def test_dump_one_function_by_qualified_name(capsys):
+    assert main([f"{COLLATZ}::collatz", "--dump"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# collatz\ndef ag__collatz(n):")
+    assert "ag__.while_stmt(" in out
+
+
+def test_a_method_by_qualified_name(capsys):
+    assert main([f"{NESTED}::F1.__call__", "--dump"]) == 0
+    assert "def ag____call__(self, a, x, v):" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("target, message", [
+    ("no/such/file.py", "no such file"),
+    (f"{COLLATZ}::nope", "no function named 'nope'"),
+])
+def test_bad_targets_get_a_one_line_error_and_exit_2(target, message, capsys):
+    assert main([target, "--dump"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_help_explains_the_flags(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--dump" in out and "QUALNAME" in out
+
+
+def test_python_dash_m_entry_point():
+    result = subprocess.run([sys.executable, "-m", "autograph", f"{COLLATZ}::collatz", "--dump"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "def ag__collatz(n):" in result.stdout
