@@ -19,8 +19,9 @@ A placeholder is a name in the template. It can be replaced by:
   gast stmt    where the placeholder is a statement
   gast keyword (or list of them) where the placeholder is `placeholder=...`
   gast.arguments  for a whole parameter list: `def f(args)`
-Each replacement is copied (so one node can be used twice), keeping the
-annotations in PRESERVED_ANNOS (ORIGIN among them); expression contexts
+A replacement node is moved into the first place it fills and copied (keeping the
+annotations in PRESERVED_ANNOS, ORIGIN among them) into any further ones, so
+callers pass nodes they give up, and no node ends up in two places; expression contexts
 (Load/Store/Del/Param) are set from where the placeholder stands.
 """
 import textwrap
@@ -42,11 +43,22 @@ _SPLICING_FIELDS = frozenset([
 ])
 
 
+_parsed = {}
+
+
+def _parse_template(template):
+    """A fresh copy of the parsed template (parsing happens once per template text)."""
+    nodes = _parsed.get(template)
+    if nodes is None:
+        nodes = _parsed[template] = parser.parse(textwrap.dedent(template), single_node=False)
+    return ast_util.copy_clean(nodes)
+
+
 def replace(template, **replacements):
     """Fills in a template of statements; returns the list of gast statements."""
     if not isinstance(template, str):
         raise ValueError(f"a template is Python source, got {type(template).__name__}")
-    nodes = parser.parse(textwrap.dedent(template), single_node=False)
+    nodes = _parse_template(template)
     return _Replacer(replacements).visit_list(nodes, "body", gast.Module)
 
 
@@ -59,9 +71,18 @@ def replace_as_expression(template, **replacements):
 
 
 class _Replacer(gast.NodeTransformer):
+    """Fills placeholders. A replacement node is inserted as it is the first time it
+    is used and copied after that, so no node ends up in two places."""
 
     def __init__(self, replacements):
         self.replacements = replacements
+        self._used = set()
+
+    def _fresh(self, node):
+        if id(node) in self._used:
+            return _copy(node)
+        self._used.add(id(node))
+        return node
 
     def _placeholder(self, node):
         """The replacement for a placeholder Name node, or None."""
@@ -107,7 +128,7 @@ class _Replacer(gast.NodeTransformer):
             if not all(isinstance(r, gast.stmt) for r in repl):
                 raise ValueError(f"template placeholder {node.value.id!r} stands for "
                                  "statements; the list has non-statement items")
-            return [_copy(r) for r in repl]
+            return [self._fresh(r) for r in repl]
         return self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
@@ -158,7 +179,7 @@ class _Replacer(gast.NodeTransformer):
         elif isinstance(repl, qual_names.QN):
             new = repl.ast()
         elif isinstance(repl, gast.expr):
-            new = _copy(repl)
+            new = self._fresh(repl)
         elif isinstance(repl, (list, tuple)):
             new = gast.Tuple(elts=[self._expression(r, ctx, placeholder) for r in repl],
                              ctx=gast.Load())

@@ -145,7 +145,13 @@ class Base(gast.NodeTransformer):
 
 
 def _set_missing_origin(node, origin):
-    for n in gast.walk(node):
-        # Only located nodes: contexts and operators may be shared singletons.
-        if "lineno" in n._attributes and not anno.hasanno(n, anno.Basic.ORIGIN):
+    """Give `origin` to the located nodes of a new subtree that have none; subtrees
+    whose root has an origin already (moved user code) are left as they are."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if "lineno" in n._attributes:
+            if anno.hasanno(n, anno.Basic.ORIGIN):
+                continue
             anno.setanno(n, anno.Basic.ORIGIN, origin)
+        stack.extend(gast.iter_child_nodes(n))

@@ -24,11 +24,11 @@ def test_names_strings_dotted_strings_and_qns():
     assert ctx_of(nodes[0].value.func) == "Load"
 
 
-def test_expression_nodes_are_copied_so_they_can_be_used_twice():
+def test_expression_nodes_are_moved_once_then_copied_so_they_can_be_used_twice():
     value = parser.parse_expression("x + 1")
     nodes = templates.replace("a = v\nb = v", v=value)
     assert code(nodes) == "a = x + 1\nb = x + 1"
-    assert nodes[0].value is not value and nodes[1].value is not nodes[0].value
+    assert nodes[0].value is value and nodes[1].value is not nodes[0].value
 
 
 def test_statement_lists_are_spliced_into_bodies():
@@ -95,9 +95,10 @@ def test_annotations_on_replacements_are_kept():
     value = parser.parse_expression("x")
     anno.setanno(value, anno.Basic.ORIGIN, "origin")
     anno.setanno(value, anno.Static.LIVE_VARS_IN, "stale analysis")
-    new = templates.replace_as_expression("f(v)", v=value).args[0]
-    assert anno.getanno(new, anno.Basic.ORIGIN) == "origin"
-    assert not anno.hasanno(new, anno.Static.LIVE_VARS_IN)
+    moved, copied = templates.replace_as_expression("f(v, v)", v=value).args
+    assert moved is value                      # the first use moves the node as it is
+    assert anno.getanno(copied, anno.Basic.ORIGIN) == "origin"
+    assert not anno.hasanno(copied, anno.Static.LIVE_VARS_IN)
 
 
 def test_single_statement_replacement_and_keywords():
