@@ -134,7 +134,9 @@ def test_traced_while_loop_is_one_op_whose_cond_and_body_are_traced_once():
     graph = total.get_concrete_function(INT).graph
     loop = [op for op in graph.ops if op.type == "while"]
     assert len(loop) == 1
-    assert [t.name for t in loop[0].attrs["cond_graph"].captures[0]] == ["n:0", "n:0"]
+    (outer, inner), = loop[0].attrs["cond_graph"].captures
+    assert outer.name == "n:0" and inner.op.type == "capture"
+    assert [t.name for t in loop[0].inputs] == ["const:0", "const_1:0", "n:0"]
 
 
 def test_maximum_iterations_static_and_tensor():
