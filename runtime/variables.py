@@ -90,6 +90,24 @@ def _in_function_graph(graph):
     return False
 
 
+def _lift_initial_value(t, name):
+    """Evaluate now a symbolic initial value (`rt.Variable(rt.zeros([3]))` while tracing).
+
+    Possible when it does not depend on the traced function's inputs: a variable
+    created while tracing is created once, eagerly.
+    """
+    from .executor import Plan
+    plan = Plan(t.op.graph, [t], [])
+    for op in plan.ops:
+        if op.type in ("placeholder", "capture"):
+            raise ValueError(
+                f"The initial value of variable '{name}' ({t.name}) depends on the input "
+                f"{op.name} of the function being traced. A variable created while tracing "
+                f"is created once, eagerly: give it an initial value that does not depend on "
+                f"the function's inputs, or create it outside the function.")
+    return EagerTensor(plan.run([])[0])
+
+
 class Variable:
     """A mutable tensor-valued state: `rt.Variable(initial_value, trainable=True)`."""
 
@@ -109,11 +127,7 @@ class Variable:
             with context.init_scope():
                 value = initial_value() if callable(initial_value) else initial_value
                 if isinstance(value, SymbolicTensor):
-                    raise ValueError(
-                        f"The initial value of variable '{self._name}' is a symbolic tensor "
-                        f"({value.name}). A variable created while tracing is created "
-                        f"once, eagerly: give it an initial value that does not depend on "
-                        f"the function's inputs, or create it outside the function.")
+                    value = _lift_initial_value(value, self._name)
                 if isinstance(value, Variable):
                     value = value.read_value()
                 t = registry.constant(value, dtype) if not isinstance(value, Tensor) else value
@@ -237,13 +251,18 @@ class Variable:
         return format(self._eager(), spec)
 
     def __repr__(self):
-        if self._value is None:
-            return f"<rt.Variable '{self.name}' shape={self._shape} dtype={self.dtype.name}>"
-        return (f"<rt.Variable '{self.name}' shape={self._shape} dtype={self.dtype.name}, "
-                f"numpy={numpy_repr(self._value)}>")
+        return variable_repr(self, self._value)
 
     def __str__(self):
         return repr(self)
+
+
+def variable_repr(var, value):
+    """How Python shows `var` when its value is `value` (None: uninitialized)."""
+    if value is None:
+        return f"<rt.Variable '{var.name}' shape={var.shape} dtype={var.dtype.name}>"
+    return (f"<rt.Variable '{var.name}' shape={var.shape} dtype={var.dtype.name}, "
+            f"numpy={numpy_repr(value)}>")
 
 
 def global_variables_initializer():

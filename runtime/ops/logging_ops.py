@@ -14,39 +14,64 @@ from .. import nest
 from ..errors import AssertionFailedError
 from ..shapes import TensorShape
 from ..tensor import EagerTensor, Tensor
+from ..variables import Variable, variable_repr
 from . import math_ops
 from . import registry
 from .registry import apply, convert_to_tensor
 
 
 def _split_tensors(values):
-    """(template structure, tensors): tensor leaves of `values` taken out, in order."""
+    """(template structure, tensors): tensor leaves of `values` taken out, in order.
+
+    A variable becomes a read of its value; its slot remembers the variable.
+    """
     leaves = nest.flatten(values)
     tensors = []
     template_leaves = []
     for leaf in leaves:
-        conv = getattr(leaf, "_as_tensor", None)
-        if isinstance(leaf, Tensor) or conv is not None:
+        if isinstance(leaf, (Tensor, Variable)):
             tensors.append(convert_to_tensor(leaf))
-            template_leaves.append(_Slot(len(tensors) - 1))
+            template_leaves.append(_Slot(len(tensors) - 1,
+                                         leaf if isinstance(leaf, Variable) else None))
         else:
             template_leaves.append(leaf)
     return nest.pack_sequence_as(values, template_leaves), tensors
 
 
 class _Slot:
-    __slots__ = ("index",)
+    __slots__ = ("index", "variable")
 
-    def __init__(self, index):
+    def __init__(self, index, variable=None):
         self.index = index
+        self.variable = variable
 
     def __repr__(self):
         return f"${self.index}"
 
 
+class _VariableValue(EagerTensor):
+    """A variable's value when an op runs, shown as Python shows the variable itself."""
+
+    __slots__ = ("_variable",)
+
+    def __init__(self, variable, value):
+        super().__init__(value, variable.dtype)
+        self._variable = variable
+
+    def __repr__(self):
+        return variable_repr(self._variable, self._value)
+
+    __str__ = __repr__
+
+
 def _fill(template, arrays):
-    leaves = [EagerTensor(arrays[leaf.index]) if isinstance(leaf, _Slot) else leaf
-              for leaf in nest.flatten(template)]
+    leaves = []
+    for leaf in nest.flatten(template):
+        if isinstance(leaf, _Slot):
+            value = arrays[leaf.index]
+            leaf = (EagerTensor(value) if leaf.variable is None
+                    else _VariableValue(leaf.variable, value))
+        leaves.append(leaf)
     return nest.pack_sequence_as(template, leaves)
 
 
