@@ -25,6 +25,7 @@ import io
 import traceback
 
 import numpy as np
+import pytest
 
 import autograph as ag
 import runtime as rt
@@ -188,3 +189,48 @@ def _outcome_differences(eager, other, raises):
                                     "eager", other.name, lineterm="")
         problems.append("printed text differs:\n" + "\n".join(diff))
     return problems
+
+
+# -- parametrizing tests over functions ------------------------------------------------------
+
+class known_bug:
+    """A function the compiler gets wrong today (with tensor arguments only, with Python
+    arguments only, or with both: `tensors=None`). Its cases are strict xfails, so a fix
+    shows up as XPASS."""
+
+    def __init__(self, f, reason, tensors=None):
+        self.f, self.reason, self.tensors = f, reason, tensors
+
+
+def cases(*functions, modes=(False, True)):
+    """Parameters for `@pytest.mark.parametrize("f, tensors", cases(...))`: each function
+    with Python and with tensor arguments, named `<function>-python` / `<function>-tensor`."""
+    params = []
+    for entry in functions:
+        bug = entry if isinstance(entry, known_bug) else None
+        f = bug.f if bug else entry
+        for tensors in modes:
+            marks = ()
+            if bug and bug.tensors in (None, tensors):
+                marks = pytest.mark.xfail(strict=True, reason=bug.reason)
+            params.append(pytest.param(f, tensors, marks=marks,
+                                       id=f"{f.__name__}-{'tensor' if tensors else 'python'}"))
+    return params
+
+
+# One-line diagnoses of the bugs these tests found (see the tests using them).
+NONLOCAL_WITHOUT_BINDING = (
+    "converters/control_flow.py _state: a name assigned in a loop body and maybe-defined "
+    "before it (earlier loop, outer iteration) is declared nonlocal in the generated body "
+    "functions, but its only binding is inside another generated function: SyntaxError")
+PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE = (
+    "operators/control_flow.py _tensor_loop: a Python number loop variable becomes an "
+    "int32/float32 tensor before the body runs, so `s = 0; s += <int64 or float tensor>` is "
+    "a StagingError (dtype changes across iterations) although eagerly it is fine")
+PROBE_SEES_PYTHON_STATE = (
+    "operators/control_flow.py _probe: the scratch trace that finds what a tensor loop "
+    "first assigns runs the body on the initial Python values (i = 0), so a `return` under "
+    "`if i == 3` looks unreachable and retval_ is not carried: StagingError")
+NON_BOOL_TENSOR_TRUTHINESS = (
+    "operators/control_flow.py if_stmt/while_stmt/if_exp: `if x:` on a symbolic int tensor "
+    "is a StagingError (predicate must be bool) where Python (and the eager run) test x != 0")

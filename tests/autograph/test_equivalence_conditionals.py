@@ -2,7 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, static
+from equivalence import NON_BOOL_TENSOR_TRUTHINESS, assert_equivalent, cases, known_bug, static
 
 import runtime as rt
 
@@ -112,12 +112,12 @@ def if_on_python_bool_with_tensor_body(x, flag):
     return x
 
 
+@pytest.mark.parametrize("f, tensors", cases(
+    if_only, if_else, elif_chain, modified_in_one_branch, modified_in_else_only,
+    several_variables, unused_temporaries, temporary_only_in_branch, branch_without_state))
 @pytest.mark.parametrize("x", [-20, -5, 0, 5, 20])
-def test_if_and_elif(x, tensors):
-    for f in (if_only, if_else, elif_chain, modified_in_one_branch, modified_in_else_only,
-              several_variables, unused_temporaries, temporary_only_in_branch,
-              branch_without_state):
-        assert_equivalent(f, x, tensors=tensors)
+def test_if_and_elif(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
 
 
 @pytest.mark.parametrize("x, y", [(1, 1), (1, -1), (-1, 1), (-1, -1)])
@@ -152,10 +152,14 @@ def return_in_nested_if(x, y):
     return y
 
 
+@pytest.mark.parametrize("f, tensors", cases(return_in_both_branches, return_in_one_branch))
+@pytest.mark.parametrize("x", [3, -3])
+def test_returns_in_branches(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
 @pytest.mark.parametrize("x, y", [(3, 2), (3, -2), (-3, 2)])
-def test_returns_in_branches(x, y, tensors):
-    assert_equivalent(return_in_both_branches, x, tensors=tensors)
-    assert_equivalent(return_in_one_branch, x, tensors=tensors)
+def test_return_in_nested_if(x, y, tensors):
     assert_equivalent(return_in_nested_if, x, y, tensors=tensors)
 
 
@@ -260,12 +264,12 @@ def conditional_expressions_in_a_loop(n):
     return s
 
 
+@pytest.mark.parametrize("f, tensors", cases(
+    conditional_expression, nested_conditional_expression,
+    conditional_expression_in_condition, conditional_expressions_in_a_loop))
 @pytest.mark.parametrize("x", [-20, -3, 0, 3, 20])
-def test_conditional_expressions(x, tensors):
-    assert_equivalent(conditional_expression, x, tensors=tensors)
-    assert_equivalent(nested_conditional_expression, x, tensors=tensors)
-    assert_equivalent(conditional_expression_in_condition, x, tensors=tensors)
-    assert_equivalent(conditional_expressions_in_a_loop, abs(x), tensors=tensors)
+def test_conditional_expressions(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
 
 
 # -- chained comparisons -------------------------------------------------------------------
@@ -289,15 +293,13 @@ def test_chained_comparisons(x, tensors):
     assert_equivalent(chained_comparison_value, x, x, tensors=tensors)
 
 
+def middle_operand():
+    print("evaluated")
+    return 5
+
+
 def chain_evaluates_each_operand_once(x):
-    calls = []
-
-    def middle():
-        calls.append(1)
-        return 5
-
-    r = 0 < middle() < x
-    return r, len(calls)
+    return 0 < middle_operand() < x
 
 
 def test_chain_evaluates_each_operand_once(tensors):
@@ -325,9 +327,25 @@ def truthiness_of_tensor(x):
     return 0
 
 
-@pytest.mark.parametrize("x", [0, 3, True, False])
-def test_truthiness_of_scalar_tensors(x, tensors):
+@pytest.mark.parametrize("x", [True, False])
+def test_truthiness_of_bools(x, tensors):
     assert_equivalent(truthiness_of_tensor, x, tensors=tensors)
+
+
+def truthiness_in_while_and_expressions(x):
+    n = 0
+    while x:
+        x = x - 1
+        n += 1
+    return n, (1 if n else 2)
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    known_bug(truthiness_of_tensor, NON_BOOL_TENSOR_TRUTHINESS, tensors=True),
+    known_bug(truthiness_in_while_and_expressions, NON_BOOL_TENSOR_TRUTHINESS, tensors=True)))
+@pytest.mark.parametrize("x", [0, 3])
+def test_truthiness_of_int_tensors(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
 
 
 def condition_is_tensor_from_python_ints(x, limit):
