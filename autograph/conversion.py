@@ -37,7 +37,6 @@ from autograph.pyct import parser
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
-from autograph.pyct.static_analysis import activity
 
 traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
@@ -86,9 +85,8 @@ def namespace_for(options):
 def transform(node, ctx):
     """Apply the converter pipeline to a parsed function (see converters/__init__.py)."""
     conditional_expressions.record_source_text(node)
+    qual_names.resolve(node)
     for converter in PIPELINE:
-        qual_names.resolve(node)
-        activity.resolve(node, ctx)
         node = converter.transform(node, ctx)
     return node
 
@@ -122,13 +120,13 @@ def generate(fn, options):
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
     except (OSError, TypeError, parser.SourceUnavailableError) as e:
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
-    origin_info.resolve_entity(node, source, fn)
+    origin_info.resolve_parsed(node, source, filename, lineno)
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
     _reject_generators(node, fn)
     namespace = _entity_namespace(fn)
-    namer = naming.Namer(namespace)
+    namer = naming.Namer(set(namespace) | _identifiers(node))
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
                                   future_features=(), namespace=namespace)
     ctx = transformer.Context(info, namer, options)
@@ -138,6 +136,19 @@ def generate(fn, options):
         node.name = namer.new_symbol(f"ag__{fn.__name__}", ())
     node = transform(node, ctx)
     return node
+
+
+def _identifiers(node):
+    """Every name the function's code uses: generated names must differ from all."""
+    names = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            names.update(n.names)
+    return names
 
 
 def _where(node):
@@ -178,13 +189,10 @@ def _load(fn, node):
             return entity_name
         """, params=[gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None)
                      for p in params], body=body, entity_name=entity_name)
-    module_source = parser.unparse(factory)
-    module, filename = loader.load_source(module_source)
-    source_map = origin_info.create_source_map(factory, module_source, filename)
+    module, module_source, filename, source_map = loader.load_gast_with_source_map(factory)
     traceback_utils.register_source_map(filename, {
-        loc.lineno: traceback_utils.Frame(o.loc.filename, o.loc.lineno,
-                                          o.function_name or fn.__name__)
-        for loc, o in source_map.items()})
+        line: traceback_utils.Frame(o.loc.filename, o.loc.lineno, o.function_name or fn.__name__)
+        for line, o in source_map.items()})
     factory_code = module.ag__factory.__code__
     inner = [c for c in factory_code.co_consts if isinstance(c, types.CodeType)]
     if len(inner) != 1:

@@ -7,6 +7,7 @@ from autograph.pyct import transformer
 
 
 class AssertTransformer(transformer.Base):
+    statements_only = True
 
     def visit_Assert(self, node):
         node = self.generic_visit(node)

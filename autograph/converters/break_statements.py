@@ -26,6 +26,7 @@ class _Loop:
 
 
 class BreakTransformer(transformer.Base):
+    statements_only = True
 
     def visit_Break(self, node):
         loop = self.state[_Loop]
@@ -33,10 +34,8 @@ class BreakTransformer(transformer.Base):
         return templates.replace("flag = True\ncontinue", flag=loop.flag)
 
     def _visit_loop(self, node):
-        scope = anno.getanno(node, anno.Static.BODY_SCOPE, None)
-        reserved = scope.referenced if scope is not None else ()
         with self.state[_Loop] as loop:
-            loop.flag = self.ctx.namer.new_symbol("break_", reserved)
+            loop.flag = self.ctx.namer.new_symbol("break_", ())
             node.body = self.visit_block(node.body)
             used, flag = loop.used, loop.flag
         orelse = self.visit_block(node.orelse)

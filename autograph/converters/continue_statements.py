@@ -11,20 +11,18 @@
 import gast
 
 from autograph.converters import guards
-from autograph.pyct import anno
 from autograph.pyct import templates
 
 
 class ContinueTransformer(guards.GuardingTransformer):
+    statements_only = True
 
     def visit_Continue(self, node):
         flag = self.record_jump()
         return templates.replace("flag = True", flag=flag)
 
     def _visit_loop(self, node):
-        scope = anno.getanno(node, anno.Static.BODY_SCOPE, None)
-        reserved = scope.referenced if scope is not None else ()
-        flag = self.ctx.namer.new_symbol("continue_", reserved)
+        flag = self.ctx.namer.new_symbol("continue_", ())
         node.body, used = self.visit_block_guarded(node.body, flag, is_target=True)
         if used:
             node.body = templates.replace("flag = False", flag=flag) + node.body

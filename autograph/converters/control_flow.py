@@ -60,6 +60,7 @@ def _names_read(node):
 
 
 class ControlFlowTransformer(transformer.Base):
+    statements_only = True
 
     # -- functions ----------------------------------------------------------------------
     def visit_FunctionDef(self, node):
@@ -115,11 +116,8 @@ class ControlFlowTransformer(transformer.Base):
         return (state, sorted(nonlocal_names), sorted(declared_global), undefined,
                 maybe_undefined)
 
-    def _reserved(self):
-        return self.state[_Function].scope.referenced
-
     def _new(self, root):
-        return self.ctx.namer.new_symbol(root, self._reserved())
+        return self.ctx.namer.new_symbol(root, ())
 
     def _accessors(self, state, nonlocal_names, global_names, maybe_undefined):
         """Statements defining get_state/set_state, and the names to pass."""

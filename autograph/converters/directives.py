@@ -29,6 +29,8 @@ def _resolve(node, namespace):
 class DirectiveTransformer(transformer.Base):
     """Moves leading `set_loop_options` calls of loop bodies into DIRECTIVES annotations."""
 
+    statements_only = True
+
     def _is_loop_options(self, stmt):
         if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
             return False

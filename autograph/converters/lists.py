@@ -27,6 +27,7 @@ def _method_call(node, method):
 
 
 class ListTransformer(transformer.Base):
+    statements_only = True
 
     def visit_Expr(self, node):
         node = self.generic_visit(node)

@@ -19,7 +19,6 @@ guard sees a capture as the subject itself). A statement using other patterns
 """
 import gast
 
-from autograph.pyct import anno
 from autograph.pyct import ast_util
 from autograph.pyct import qual_names
 from autograph.pyct import templates
@@ -66,13 +65,13 @@ def _test(pattern, subject):
 
 
 class MatchTransformer(transformer.Base):
+    statements_only = True
 
     def visit_Match(self, node):
         node = self.generic_visit(node)
         if not all(_supported(case.pattern) for case in node.cases):
             return node
-        scope = anno.getanno(node, anno.Static.SCOPE, None)
-        subject = self.ctx.namer.new_symbol("subject_", scope.referenced if scope else ())
+        subject = self.ctx.namer.new_symbol("subject_", ())
         chain = []
         for case in node.cases:
             test, names = _test(case.pattern, subject)

@@ -51,6 +51,7 @@ class _Function:
 
 
 class ReturnTransformer(guards.GuardingTransformer):
+    statements_only = True
 
     def visit_Return(self, node):
         fn = self.state[_Function]
@@ -104,10 +105,8 @@ class ReturnTransformer(guards.GuardingTransformer):
             if not needs_lowering(node):
                 node.body, _ = self._visit_unlowered(node.body)
                 return node
-            scope = anno.getanno(node, anno.Static.SCOPE, None)
-            reserved = scope.referenced if scope is not None else ()
-            fn.do_return = self.ctx.namer.new_symbol("do_return", reserved)
-            fn.retval = self.ctx.namer.new_symbol("retval_", reserved)
+            fn.do_return = self.ctx.namer.new_symbol("do_return", ())
+            fn.retval = self.ctx.namer.new_symbol("retval_", ())
             body, _ = self.visit_block_guarded(node.body, fn.do_return, is_target=True)
             node.body = templates.replace(
                 """

@@ -27,6 +27,7 @@ class _Block:
 
 
 class UnsupportedTransformer(transformer.Base):
+    statements_only = True
 
     def _visit_control_flow(self, node):
         with self.state[_Block] as block:

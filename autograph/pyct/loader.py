@@ -4,10 +4,14 @@ Each load gets its own file name, `<autograph generated file N>`, and its source
 is registered with linecache, so tracebacks, pdb and inspect.getsource show the
 generated lines. Nothing is written to disk.
 """
+import ast
 import itertools
 import linecache
 import types
 
+import gast
+
+from autograph.pyct import anno
 from autograph.pyct import origin_info
 from autograph.pyct import parser
 
@@ -41,3 +45,84 @@ def load_ast(nodes, indentation="    ", include_source_map=False):
     if include_source_map:
         source_map = origin_info.create_source_map(nodes, source, filename)
     return module, source, source_map
+
+
+class _NumberingUnparser(ast._Unparser):  # pylint: disable=protected-access
+    """ast.unparse that also records the line on which each statement starts."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = 1
+        self.stmt_lines = {}
+        self._pending = None
+
+    def write(self, *text):
+        for t in text:
+            self.lines += t.count("\n")
+        super().write(*text)
+
+    def traverse(self, node):
+        if isinstance(node, ast.stmt):
+            self._pending = node
+        super().traverse(node)
+
+    def fill(self, text=""):
+        super().fill(text)
+        if self._pending is not None:
+            self.stmt_lines[id(self._pending)] = self.lines
+            self._pending = None
+
+    def visit(self, node):
+        self.lines = 1
+        return super().visit(node)
+
+
+def _number_lines(tree, stmt_lines, source_lines):
+    """Give every node of `tree` the generated line of its statement (whole-line columns,
+    so tracebacks show the line without carets)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, line = stack.pop()
+        if isinstance(node, ast.stmt):
+            line = stmt_lines.get(id(node), line)
+        if "lineno" in node._attributes:
+            text = source_lines[line - 1] if line <= len(source_lines) else ""
+            node.lineno = node.end_lineno = line
+            node.col_offset = len(text) - len(text.lstrip())
+            node.end_col_offset = len(text)
+        stack.extend((child, line) for child in ast.iter_child_nodes(node))
+
+
+def load_gast_with_source_map(nodes):
+    """Print, compile and run gast statements in one pass; returns
+    (module, source, filename, {generated line: ORIGIN of the statement there}).
+
+    The printer records where each statement lands, which gives the source map
+    and the line numbers the code is compiled with, with no second parse.
+    """
+    origins = [None]
+    stack = [(n, None) for n in nodes]
+    while stack:
+        node, origin = stack.pop()
+        origin = anno.getanno(node, anno.Basic.ORIGIN, origin)
+        if isinstance(node, gast.stmt):
+            origins.append(origin)
+            node.lineno = len(origins) - 1          # an index into origins, for now
+        stack.extend((child, origin) for child in gast.iter_child_nodes(node))
+    tree = gast.gast_to_ast(gast.Module(body=list(nodes), type_ignores=[]))
+    printer = _NumberingUnparser()
+    source = printer.visit(tree) + "\n"
+    source_map = {}
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.stmt) and id(stmt) in printer.stmt_lines:
+            origin = origins[stmt.lineno]
+            if origin is not None:
+                source_map[printer.stmt_lines[id(stmt)]] = origin
+    _number_lines(tree, printer.stmt_lines, source.splitlines())
+    number = next(_load_counter)
+    filename = f"<autograph generated file {number}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(f"autograph_generated_{number}")
+    module.__file__ = filename
+    exec(compile(tree, filename, "exec"), module.__dict__)  # pylint: disable=exec-used
+    return module, source, filename, source_map

@@ -22,12 +22,17 @@ LineLocation = collections.namedtuple("LineLocation", ("filename", "lineno"))
 
 
 class OriginInfo(collections.namedtuple(
-        "OriginInfo", ("loc", "function_name", "source_code_line", "comment"))):
-    """Where a node came from: Location, enclosing function name, the line's text, its comment."""
+        "OriginInfo", ("loc", "function_name", "source_code_line"))):
+    """Where a node came from: Location, enclosing function name, the line's text."""
 
     @property
     def line_loc(self):
         return LineLocation(self.loc.filename, self.loc.lineno)
+
+    @property
+    def comment(self):
+        """The text of a comment at the end of the line, or None (computed on demand)."""
+        return _comments_by_line(self.source_code_line.strip()).get(1)
 
     def as_frame(self):
         """(filename, lineno, function name, source line), as in traceback.extract_stack."""
@@ -38,6 +43,9 @@ class OriginInfo(collections.namedtuple(
         return f"{self.loc.filename}:{self.loc.lineno}:{self.loc.col_offset}"
 
 
+_FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
+
+
 def resolve(node, source, context_filepath, context_lineno, context_col_offset=0):
     """Annotates `node` and all below it with ORIGIN.
 
@@ -45,17 +53,21 @@ def resolve(node, source, context_filepath, context_lineno, context_col_offset=0
     of `context_filepath`, and whose text was dedented by `context_col_offset`.
     """
     source_lines = source.splitlines()
-    comments = _comments_by_line(source)
-    function_names = _enclosing_function_names(node)
-    for n in gast.walk(node):
+    n_lines = len(source_lines)
+    stack = [(node, None)]
+    while stack:
+        n, name = stack.pop()
         lineno = getattr(n, "lineno", None)
-        if lineno is None:
-            continue
-        loc = Location(context_filepath, context_lineno + lineno - 1,
-                       n.col_offset + context_col_offset)
-        line = source_lines[lineno - 1] if lineno <= len(source_lines) else ""
-        anno.setanno(n, anno.Basic.ORIGIN, OriginInfo(
-            loc, function_names.get(id(n)), line, comments.get(lineno)))
+        if lineno is not None:
+            loc = Location(context_filepath, context_lineno + lineno - 1,
+                           n.col_offset + context_col_offset)
+            line = source_lines[lineno - 1] if lineno <= n_lines else ""
+            anno.setanno(n, anno.Basic.ORIGIN, OriginInfo(loc, name, line))
+        if isinstance(n, _FUNCTIONS):
+            name = n.name
+        elif isinstance(n, gast.Lambda):
+            name = "<lambda>"
+        stack.extend((child, name) for child in gast.iter_child_nodes(n))
     return node
 
 
@@ -64,6 +76,11 @@ def resolve_entity(node, source, entity):
     _, parsed_source, filename, first_lineno = parser.parse_entity_with_origin(entity)
     if parsed_source != source:
         raise ValueError(f"the source given for {entity!r} is not the one parse_entity gives")
+    return resolve_parsed(node, source, filename, first_lineno)
+
+
+def resolve_parsed(node, source, filename, first_lineno):
+    """Like resolve, for what parser.parse_entity_with_origin returned (no second parse)."""
     file_line = linecache.getline(filename, first_lineno)
     first_line = source.splitlines()[0] if source else ""
     col_offset = _indent_width(file_line) - _indent_width(first_line)
@@ -83,21 +100,6 @@ def _comments_by_line(source):
     except (tokenize.TokenError, SyntaxError):
         pass
     return comments
-
-
-def _enclosing_function_names(root):
-    """{id(node): name of the innermost function around it} for the tree at root."""
-    names = {}
-    stack = [(root, None)]
-    while stack:
-        node, name = stack.pop()
-        names[id(node)] = name
-        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            name = node.name
-        elif isinstance(node, gast.Lambda):
-            name = "<lambda>"
-        stack.extend((child, name) for child in gast.iter_child_nodes(node))
-    return names
 
 
 def create_source_map(nodes, code, filepath):

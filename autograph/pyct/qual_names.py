@@ -34,7 +34,7 @@ class Literal:
 class QN:
     """A qualified name: QN('a'), QN(QN('a'), attr='b'), QN(QN('a'), subscript=QN('i'))."""
 
-    __slots__ = ("_parent", "_base", "_attr", "_subscript", "_key")
+    __slots__ = ("_parent", "_base", "_attr", "_subscript", "_key", "_hash")
 
     def __init__(self, base, attr=None, subscript=None):
         if attr is not None and subscript is not None:
@@ -45,6 +45,7 @@ class QN:
                 raise ValueError(f"a simple QN needs a str or Literal, got {base!r}")
             self._base = base
             self._key = ("name", base)
+            self._hash = hash(self._key)
             return
         if not isinstance(base, QN):
             raise ValueError(f"a composite QN needs a QN as base, got {base!r}")
@@ -59,6 +60,7 @@ class QN:
                 raise ValueError(f"a subscript must be a QN or Literal, got {subscript!r}")
             self._subscript = subscript
             self._key = ("sub", base._key, subscript._key)
+        self._hash = hash(self._key)
 
     def is_composite(self):
         return self._parent is not None
@@ -149,10 +151,11 @@ class QN:
     __repr__ = __str__
 
     def __eq__(self, other):
-        return isinstance(other, QN) and self._key == other._key
+        return self is other or (isinstance(other, QN) and self._hash == other._hash
+                                 and self._key == other._key)
 
     def __hash__(self):
-        return hash(self._key)
+        return self._hash
 
     def __lt__(self, other):
         return str(self) < str(other)

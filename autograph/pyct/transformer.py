@@ -90,10 +90,19 @@ class _State:
         return self._stacks[state_type]
 
 
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 class Base(gast.NodeTransformer):
     """A converter pass. Annotations survive visits: nodes are changed in place, and
     nodes a visit returns in place of another get that one's ORIGIN if they lack one.
-    Nodes annotated with SKIP_PROCESSING are left as they are."""
+    Nodes annotated with SKIP_PROCESSING are left as they are.
+
+    A pass that rewrites statements only sets `statements_only = True`: its default
+    traversal then follows statement lists and skips expressions (much faster).
+    """
+
+    statements_only = False
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -104,12 +113,42 @@ class Base(gast.NodeTransformer):
             return self.visit_block(node)
         if anno.hasanno(node, anno.Basic.SKIP_PROCESSING):
             return node
-        result = super().visit(node)
+        visitor = getattr(self, "visit_" + type(node).__name__, None)
+        result = visitor(node) if visitor is not None else self.generic_visit(node)
         if result is not node and result is not None and anno.hasanno(node, anno.Basic.ORIGIN):
             origin = anno.getanno(node, anno.Basic.ORIGIN)
             for new_node in result if isinstance(result, list) else [result]:
                 _set_missing_origin(new_node, origin)
         return result
+
+    def generic_visit(self, node):
+        """Visits the children (only statement lists, with statements_only) in place."""
+        fields = _STATEMENT_LISTS if self.statements_only else node._fields
+        for field in fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                if value and isinstance(value[0], gast.stmt):
+                    new = self.visit_block(value)
+                    setattr(node, field, new)
+                else:
+                    new = []
+                    for item in value:
+                        if isinstance(item, gast.AST):
+                            item = self.visit(item)
+                            if item is None:
+                                continue
+                            if type(item) is list:
+                                new.extend(item)
+                                continue
+                        new.append(item)
+                    value[:] = new
+            elif isinstance(value, gast.AST):
+                new = self.visit(value)
+                if new is None:
+                    delattr(node, field)
+                else:
+                    setattr(node, field, new)
+        return node
 
     def visit_block(self, nodes, before_visit=None, after_visit=None):
         """Visits a list of statements, splicing lists that visits return.

@@ -104,7 +104,11 @@ def cfg_node_scope(ast_node):
 
 def overwritten(qn, written):
     """Whether writing the symbols in `written` overwrites qn (it, or an owner, is written)."""
-    return qn in written or any(owner in written for owner in qn.owner_set)
+    if qn in written:
+        return True
+    if not qn.is_composite():
+        return False
+    return any(owner in written for owner in qn.owner_set)
 
 
 def signature_parts(fn_node):

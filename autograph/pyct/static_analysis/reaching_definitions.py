@@ -87,18 +87,31 @@ class _Analyzer(cfg.GraphVisitor):
         if scope is not None:
             written = scope.modified | scope.params
             created = written - scope.deleted
-            defs = {qn: d for qn, d in defs.items() if not activity.overwritten(qn, written)}
+            if written:
+                defs = _without(defs, written)
+                if must is not None:
+                    must = frozenset(_without(dict.fromkeys(must), written))
             for qn in created:
                 defs[qn] = frozenset([self._definition(node, qn, scope)])
             if must is not None:
-                must = frozenset(
-                    qn for qn in must if not activity.overwritten(qn, written)) | created
+                must = must | created
         if isinstance(node.ast_node, (gast.FunctionDef, gast.AsyncFunctionDef)):
             fns = fns | {node.ast_node}
         out = _State(defs, must, fns)
         changed = out != self.out[node]
         self.out[node] = out
         return changed
+
+
+def _without(symbols, written):
+    """A copy of the dict `symbols` without what writing `written` overwrites."""
+    kept = dict(symbols)
+    for qn in written:
+        kept.pop(qn, None)
+    for qn in [qn for qn in kept if qn.is_composite()]:
+        if activity.overwritten(qn, written):
+            del kept[qn]
+    return kept
 
 
 def resolve(node, context, graphs, definition_factory=Definition):
