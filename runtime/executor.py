@@ -6,6 +6,7 @@ whose last consumer it is, which are released right after it runs. Kernels run
 in an eager scope (a py_function inside a graph runs eagerly). A failing kernel
 raises an error naming the operation and the user's source line that made it.
 """
+import collections
 import threading
 
 import numpy as np
@@ -13,9 +14,15 @@ import numpy as np
 from . import context
 from .errors import OpError, wrap_kernel_error
 
-__all__ = ["Plan", "run_graph", "plan_for"]
+__all__ = ["Plan", "Step", "run_graph", "plan_for"]
 
 _plan_lock = threading.Lock()
+
+
+class Step(collections.namedtuple("Step", "op kernel ins outs attrs multi frees")):
+    """One op of a plan: its input and output slots, and the slots freed after it runs."""
+
+    __slots__ = ()
 
 
 class Plan:
@@ -56,19 +63,20 @@ class Plan:
             ins = [slot(t) for t in op.inputs]
             for s in ins:
                 last_use[s] = i
-            outs = [slot(t) for t in op.outputs]
-            steps.append([op, op.opdef.kernel, ins, outs, op.attrs, op.opdef.multi, []])
+            # An output that is also fed keeps its fed value: the op's result is discarded.
+            outs = [slot(t) if id(t) not in fed else _discard_slot(slots) for t in op.outputs]
+            steps.append(Step(op, op.opdef.kernel, ins, outs, op.attrs, op.opdef.multi, []))
         self.fetch_slots = [slot(t) for t in fetches]
         keep = set(self.fetch_slots)
         for s, i in last_use.items():
             if s not in keep:
-                steps[i][6].append(s)
+                steps[i].frees.append(s)
         # Outputs nobody reads are dropped right after their op runs.
-        for i, step in enumerate(steps):
-            for s in step[3]:
+        for step in steps:
+            for s in step.outs:
                 if s not in last_use and s not in keep:
-                    step[6].append(s)
-        self.steps = [tuple(s) for s in steps]
+                    step.frees.append(s)
+        self.steps = steps
         self.n_slots = len(slots)
         self.graph = graph
         self.ops = ops
@@ -94,13 +102,20 @@ class Plan:
                     values[s] = None
         except OpError as e:
             if e.op is None and step is not None:
-                raise _op_error(step[0], e) from e
+                raise _op_error(step.op, e) from e
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the operation
-            raise _op_error(step[0], e) from e
+            raise _op_error(step.op, e) from e
         finally:
             context.pop()
         return [values[s] for s in self.fetch_slots]
+
+
+def _discard_slot(slots):
+    """A fresh slot nobody reads (so it is freed as soon as it is written)."""
+    key = ("discard", len(slots))
+    slots[key] = len(slots)
+    return slots[key]
 
 
 def _op_error(op, exc):

@@ -77,7 +77,9 @@ def apply(opdef, inputs, attrs, name=None):
         raise _build_error(opdef, e) from None
     op = graph.create_op(opdef, inputs, attrs, specs, name=name,
                          origin=traceback_utils.user_frame(2))
-    return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
+    if not op.outputs:
+        return op                    # something to fetch or depend on (print, assert, ...)
+    return list(op.outputs) if opdef.multi else op.outputs[0]
 
 
 def _apply_eager(opdef, inputs, attrs):
@@ -88,7 +90,7 @@ def _apply_eager(opdef, inputs, attrs):
     try:
         result = opdef.kernel(*arrays, **attrs)
     except Exception as e:   # noqa: BLE001 - re-raised with the op named
-        raise wrap_kernel_error(e, f"{opdef.name}: {e}") from e
+        raise wrap_kernel_error(e, _prefixed(opdef, e)) from e
     if opdef.multi:
         outputs = [EagerTensor(np.asarray(r)) for r in result]
     elif result is None:
@@ -111,11 +113,17 @@ def _leaked_symbolic_error(opdef, inputs):
     return TypeError(f"{opdef.name}: inputs must be tensors, got {inputs!r}")
 
 
+def _prefixed(opdef, exc):
+    """The message of `exc` starting with the op's name (once)."""
+    text = str(exc)
+    return text if text.startswith(f"{opdef.name}:") else f"{opdef.name}: {text}"
+
+
 def _build_error(opdef, exc):
     origin = traceback_utils.user_frame(3)
     where = f"\n  created at {origin}\n    {origin.line()}" if origin is not None else ""
     cls = type(exc) if type(exc) in (ValueError, TypeError, IndexError) else ValueError
-    err = cls(f"{opdef.name}: {exc}{where}")
+    err = cls(f"{_prefixed(opdef, exc)}{where}")
     err.origin = origin
     return err
 
