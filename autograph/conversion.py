@@ -284,7 +284,16 @@ def warn_unconverted(fn, reason):
             return
         _warned.add(key)
     warnings.warn(f"AutoGraph could not convert {_describe(fn)} and runs it as it is: "
-                  f"{reason}", stacklevel=3)
+                  f"{reason}", stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The warnings stacklevel of the innermost caller outside the runtime and compiler."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and traceback_utils.map_frame(
+            frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) is None:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def converted_call(f, args, kwargs, options=ConversionOptions()):

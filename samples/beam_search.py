@@ -27,7 +27,7 @@ def greedy_decode(logits, max_len, min_score):
         tokens.append(token)
         if token == END:
             break
-    return rt.size(rt.convert_to_tensor(tokens)), score
+    return rt.size(rt.stack(tokens)), score
 
 
 def main(argv):

@@ -17,7 +17,7 @@ def rnn(xs, h, w_x, w_h, b):
     for x in xs:
         h = rt.tanh(rt.matmul(x, w_x) + rt.matmul(h, w_h) + b)
         outputs.append(h)
-    return h, rt.convert_to_tensor(outputs)
+    return h, rt.stack(outputs)
 
 
 def main(argv):

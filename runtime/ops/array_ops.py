@@ -322,7 +322,21 @@ _STACK = registry.register("stack", _stack_kernel, _stack_infer)
 
 
 def stack(values, axis=0, name=None):
-    """Join tensors of the same shape along a new axis."""
+    """Join tensors of the same shape along a new axis.
+
+    `values` may also be a list-like object that is already stacked (it converts
+    to one tensor whose first dimension indexes its elements, like the compiler's
+    tensor lists grown in graph loops).
+    """
+    as_tensor = getattr(values, "_as_tensor", None)
+    if as_tensor is not None and not isinstance(values, (list, tuple)):
+        stacked = as_tensor()
+        if axis == 0:
+            return identity(stacked, name=name) if name else stacked
+        axis = checked(_STACK, _rank_axis, axis, stacked.shape[1:], 1, True)
+        rank = stacked.shape.rank
+        perm = list(builtins.range(1, axis + 1)) + [0] + list(builtins.range(axis + 1, rank))
+        return transpose(stacked, perm, name=name)
     tensors = convert_all(list(values))
     if not tensors:
         raise ValueError("stack needs at least one tensor")
