@@ -24,6 +24,9 @@ class OpError(Exception):
         self.op = op
         self.origin = origin
 
+    def __str__(self):               # not KeyError's quoted repr of the message
+        return self.message
+
 
 class InvalidArgumentError(OpError, ValueError):
     """An operation received an argument it cannot handle (bad shape, bad value)."""

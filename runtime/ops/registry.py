@@ -15,7 +15,7 @@ import numpy as np
 from .. import context
 from .. import dtypes
 from .. import traceback_utils
-from ..errors import InvalidArgumentError, wrap_kernel_error
+from ..errors import InvalidArgumentError, OpError, wrap_kernel_error
 from ..shapes import TensorShape
 from ..tensor import EagerTensor, SymbolicTensor, Tensor
 
@@ -89,6 +89,8 @@ def _apply_eager(opdef, inputs, attrs):
         raise _leaked_symbolic_error(opdef, inputs) from None
     try:
         result = opdef.kernel(*arrays, **attrs)
+    except OpError:
+        raise                # already names its operation (e.g. inside a called graph)
     except Exception as e:   # noqa: BLE001 - re-raised with the op named
         raise wrap_kernel_error(e, _prefixed(opdef, e)) from e
     if opdef.multi:
