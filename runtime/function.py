@@ -281,7 +281,13 @@ def _bind_weakly(func, instance, owner):
     unbound = method.__func__
 
     def weak_method(*args, **kwargs):
-        return unbound(ref(), *args, **kwargs)
+        obj = ref()
+        if obj is None:
+            raise ReferenceError(
+                f"{unbound.__qualname__}: the instance this method was bound to no longer "
+                f"exists; keep a reference to the object while calling its rt.function "
+                f"methods.")
+        return unbound(obj, *args, **kwargs)
 
     functools.update_wrapper(weak_method, unbound)    # __wrapped__: source lookups work
     try:                                    # inspect.signature must not list `self`

@@ -291,6 +291,13 @@ def test_a_bound_method_does_not_keep_its_instance_alive():
     assert ref() is None
 
 
+def test_calling_a_method_whose_instance_is_gone_says_so():
+    advance = Counter(1).advance
+    gc.collect()
+    with pytest.raises(ReferenceError, match="Counter.advance: the instance .* no longer exists"):
+        advance(rt.constant(1))
+
+
 def test_unhashable_instances_get_their_own_traces_too():
     class Unhashable(Counter):
         __hash__ = None
