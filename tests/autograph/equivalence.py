@@ -234,3 +234,15 @@ PROBE_SEES_PYTHON_STATE = (
 NON_BOOL_TENSOR_TRUTHINESS = (
     "operators/control_flow.py if_stmt/while_stmt/if_exp: `if x:` on a symbolic int tensor "
     "is a StagingError (predicate must be bool) where Python (and the eager run) test x != 0")
+CLOSURE_LIST_APPEND_REBINDS = (
+    "converters/lists.py: `seen.append(v)` in a nested function becomes `seen = "
+    "ag__.list_append(seen, v)`, which makes `seen` local to it: UnboundLocalError")
+BRANCHES_SHARE_PYTHON_LIST = (
+    "operators/control_flow.py _tensor_if: both branches start from the same Python list "
+    "object, so the false branch sees the true branch's append: structure mismatch")
+POP_IN_EXPRESSION = (
+    "converters/lists.py: `total += l.pop()` (a pop inside an expression) stays a Python "
+    "method call, which runs once while tracing a tensor loop: silently wrong result")
+NEW_ITEM_IN_TENSOR_IF = (
+    "converters/control_flow.py _accessors: get_state reads `out['max']` before a tensor "
+    "`if` that creates the key: KeyError (a new attribute: AttributeError)")

@@ -1,0 +1,355 @@
+"""Equivalence of converted call trees: helpers with their own control flow, lambdas,
+closures, methods and classes, partials, default/keyword/star arguments, recursion,
+converted and unconverted callees."""
+import functools
+
+import pytest
+from equivalence import (CLOSURE_LIST_APPEND_REBINDS, assert_equivalent, cases, differences,
+                         known_bug, static)
+
+import autograph as ag
+import runtime as rt
+
+
+# -- helper functions, converted recursively -----------------------------------------------
+
+def clamp(x, low, high):
+    if x < low:
+        return low
+    if x > high:
+        return high
+    return x
+
+
+def count_down(n):
+    steps = 0
+    while n > 0:
+        n -= 1
+        steps += 1
+    return steps
+
+
+def calls_helpers(x):
+    y = clamp(x, -5, 5)
+    return y, count_down(y + 5)
+
+
+def helper_in_loop(n):
+    s = 0
+    for i in range(n):
+        s += clamp(i, 2, 4)
+    return s
+
+
+def helper_in_branch(x):
+    if x > 0:
+        x = clamp(x, 0, 3) * count_down(x)
+    else:
+        x = -clamp(-x, 0, 3)
+    return x
+
+
+@pytest.mark.parametrize("f, tensors", cases(calls_helpers, helper_in_loop,
+                                             helper_in_branch))
+@pytest.mark.parametrize("x", [0, 3, 9])
+def test_helpers_with_control_flow(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+# -- lambdas -------------------------------------------------------------------------------
+
+def lambdas(x):
+    double = lambda v: v * 2                             # noqa: E731
+    inc, dec = (lambda v: v + 1), (lambda v: v - 1)      # several on one line
+    return double(inc(x)), dec(double(x))
+
+
+def lambda_with_conditional(x):
+    sign = lambda v: 1 if v > 0 else (-1 if v < 0 else 0)   # noqa: E731
+    return sign(x), sign(-x)
+
+
+def lambda_passed_to_helper(x):
+    return apply_twice(lambda v: v * 3 + 1, x)
+
+
+def apply_twice(fn, x):
+    return fn(fn(x))
+
+
+@pytest.mark.parametrize("f, tensors", cases(lambdas, lambda_with_conditional,
+                                             lambda_passed_to_helper))
+@pytest.mark.parametrize("x", [-2, 0, 5])
+def test_lambdas(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+# -- nested functions and closures ---------------------------------------------------------
+
+def reads_enclosing(x):
+    offset = 10
+
+    def add(v):
+        if v > 0:
+            return v + offset
+        return v - offset
+
+    return add(x)
+
+
+def nonlocal_counter(x):
+    count = 0
+
+    def bump(v):
+        nonlocal count
+        count += 1
+        return v + 1
+
+    y = bump(x)
+    y = bump(y)
+    return y, count
+
+
+def nonlocal_in_tensor_loop(n):
+    total = 0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+
+    i = 0
+    while i < n:
+        add(i)
+        i += 1
+    return total
+
+
+def closure_returned_and_called(x):
+    def make_scaler(k):
+        def scale(v):
+            return v * k
+        return scale
+
+    return make_scaler(3)(x), make_scaler(-1)(x)
+
+
+def closure_appends_to_enclosing_list(x):
+    seen = []
+
+    def visit(v):
+        seen.append(v)
+        return v * 2
+
+    y = visit(visit(x))
+    return y, len(seen)
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    reads_enclosing, nonlocal_counter, nonlocal_in_tensor_loop, closure_returned_and_called,
+    known_bug(closure_appends_to_enclosing_list, CLOSURE_LIST_APPEND_REBINDS)))
+@pytest.mark.parametrize("x", [-3, 0, 4])
+def test_nested_functions(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+# -- methods and classes -------------------------------------------------------------------
+
+class Accumulator:
+    scale = 2
+
+    def __init__(self, start):
+        self.total = start
+        self.steps = 0
+
+    def add(self, x):
+        if x > 0:
+            self.total = self.total + x * self.scale
+        else:
+            self.steps = self.steps + 1
+        return self.total
+
+    def run(self, n):
+        i = 0
+        while i < n:
+            self.total = self.total + i
+            self.steps += 1
+            i += 1
+        return self.total, self.steps
+
+    def __call__(self, x):
+        return self.add(x) + 1
+
+
+def method_with_tensor_if(x):
+    acc = Accumulator(10)
+    acc.add(x)
+    acc.add(-x)
+    return acc.total, acc.steps
+
+
+def method_with_tensor_loop(n):
+    acc = Accumulator(0)
+    return acc.run(n)
+
+
+def callable_object(x):
+    return Accumulator(1)(x)
+
+
+def attribute_modified_in_tensor_if(x):
+    acc = Accumulator(0)
+    if x > 2:
+        acc.total = x
+    else:
+        acc.steps = x
+    return acc.total, acc.steps
+
+
+@pytest.mark.parametrize("f, tensors", cases(method_with_tensor_if, method_with_tensor_loop,
+                                             callable_object,
+                                             attribute_modified_in_tensor_if))
+@pytest.mark.parametrize("x", [0, 3])
+def test_methods_and_attributes(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def count_to(self, limit):
+        while self.n < limit:
+            self.n += 1
+        return self.n
+
+
+@pytest.mark.parametrize("limit", [0, 5])
+def test_bound_method_converted_directly(limit, tensors):
+    # A fresh object per run: tracing leaves symbolic tensors in the attributes it assigns.
+    limit = rt.constant(limit) if tensors else limit
+    expected = Counter().count_to(limit)
+    for convert in (ag.convert, ag.to_graph):
+        assert differences(expected, convert(Counter().count_to)(limit)) == []
+
+
+class Base:
+    def value(self, x):
+        return x + 1
+
+
+class Derived(Base):
+    def value(self, x):
+        if x > 0:
+            return super().value(x) * 10
+        return super().value(x)
+
+
+def calls_super(x):
+    return Derived().value(x)
+
+
+@pytest.mark.parametrize("x", [-1, 2])
+def test_super_call(x, tensors):
+    assert_equivalent(calls_super, x, tensors=tensors)
+
+
+# -- functools.partial, defaults, keywords, *args/**kwargs ---------------------------------
+
+def power_sum(x, exponent=2, bias=0):
+    result = bias
+    for _ in range(exponent):
+        result = result + x
+    return result
+
+
+def uses_partial(x):
+    cube = functools.partial(power_sum, exponent=3)
+    biased = functools.partial(power_sum, bias=100)
+    return cube(x), biased(x), biased(x, exponent=1)
+
+
+def uses_defaults_and_keywords(x):
+    return power_sum(x), power_sum(x, 3), power_sum(x, bias=x), power_sum(exponent=1, x=x)
+
+
+def star_args(*values, **options):
+    total = options.get("start", 0)
+    for v in values:
+        if v > 0:
+            total += v
+    return total
+
+
+def calls_star_args(x):
+    args = (x, -x, 2 * x)
+    kwargs = {"start": 1}
+    return star_args(*args), star_args(x, x, **kwargs), star_args(start=x)
+
+
+@pytest.mark.parametrize("f, tensors", cases(uses_partial, uses_defaults_and_keywords,
+                                             calls_star_args))
+@pytest.mark.parametrize("x", [-2, 3])
+def test_arguments(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+def test_star_args_function_itself(tensors):
+    assert_equivalent(star_args, 1, -2, 3, tensors=tensors, kwargs={"start": 10})
+
+
+def test_keyword_arguments_given_to_converted_function(tensors):
+    assert_equivalent(power_sum, 4, tensors=tensors, kwargs={"bias": 1, "exponent": 3})
+
+
+# -- recursion with a Python depth -----------------------------------------------------------
+
+def repeat_double(x, depth):
+    if depth == 0:
+        return x
+    if x > 100:
+        return repeat_double(x - 100, depth - 1)
+    return repeat_double(x * 2, depth - 1)
+
+
+@pytest.mark.parametrize("depth", [0, 3, 6])
+def test_recursion_with_python_depth(depth, tensors):
+    assert_equivalent(repeat_double, 7, static(depth), tensors=tensors)
+
+
+# -- converted and unconverted callees -------------------------------------------------------
+
+@ag.convert
+def decorated_square_or_negate(x):
+    if x > 0:
+        return x * x
+    return -x
+
+
+def calls_decorated(x):
+    y = decorated_square_or_negate(x)
+    return decorated_square_or_negate(y - 10)
+
+
+@ag.do_not_convert
+def python_only(x):
+    # Not converted: with a tensor this `if` would fail inside a graph, so it is used on
+    # Python values only, which proves the call was left alone.
+    if isinstance(x, int):
+        return x + 1000
+    return x
+
+
+def calls_do_not_convert(x):
+    return python_only(3) + x
+
+
+def uses_runtime_and_numpy(x):
+    import numpy as np
+    return rt.maximum(x, 2) + int(np.int32(3)), rt.reduce_sum(rt.stack([x, x]))
+
+
+@pytest.mark.parametrize("f, tensors", cases(calls_decorated, calls_do_not_convert,
+                                             uses_runtime_and_numpy))
+@pytest.mark.parametrize("x", [-4, 4])
+def test_converted_and_unconverted_callees(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
