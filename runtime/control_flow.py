@@ -39,7 +39,7 @@ def _describe(names, i, what="output"):
 
 # -- sub-graph tracing ---------------------------------------------------------------------
 
-def _trace_subgraph(fn, name, inputs_specs=()):
+def _trace_subgraph(fn, name, inputs_specs=(), input_names=None):
     """Trace fn(*placeholders) into a new sub-graph; returns (graph, result)."""
     graph = Graph(name=name, outer_graph=context.current_graph())
     with graph.as_default():
@@ -47,7 +47,8 @@ def _trace_subgraph(fn, name, inputs_specs=()):
         for i, (shape, dtype) in enumerate(inputs_specs):
             op = graph.create_op(registry.get("placeholder"), [],
                                  {"shape": shape.dims, "dtype": dtype},
-                                 [(shape, dtype)], name=f"arg{i}")
+                                 [(shape, dtype)],
+                                 name=input_names[i] if input_names else f"arg{i}")
             phs.append(op.outputs[0])
         graph.inputs = phs
         result = fn(*phs)
@@ -332,55 +333,35 @@ def _eager_loop(cond, body, loop_vars, maximum_iterations):
 
 
 def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
-                          maximum_iterations=None, names=None, name=None):
-    """`while_loop` whose errors call the loop variables by `names` (used by the compiler)."""
+                          maximum_iterations=None, names=None, name=None, adapt_numbers=False):
+    """`while_loop` whose errors call the loop variables by `names` (used by the compiler).
+
+    With `adapt_numbers`, a loop variable that starts as a Python number takes the
+    dtype the body gives it when weak typing allows (`0` then `+ x_int64`: int64),
+    as the same Python code does eagerly.
+    """
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callable")
     if context.executing_eagerly():
         return _eager_loop(cond, body, loop_vars, maximum_iterations)
     single = not isinstance(loop_vars, (list, tuple))
     structure = [loop_vars] if single else list(loop_vars)
+    flat_values = nest.flatten(structure)
     flat_init = [_loop_var_tensor(v, _describe(names, i, "loop variable"))
-                 for i, v in enumerate(nest.flatten(structure))]
+                 for i, v in enumerate(flat_values)]
     invariants = _invariants(shape_invariants, structure, flat_init, single, names)
     specs = [(shape, t.dtype) for shape, t in zip(invariants, flat_init)]
-
-    def call_with(fn):
-        def traced(*phs):
-            packed = nest.pack_sequence_as(structure, list(phs))
-            return fn(*packed)
-        return traced
-
-    cond_graph, cond_result = _trace_subgraph(call_with(cond), "while_cond", specs)
-    cond_result = _loop_condition(cond_result, cond_graph)
-    _finish_subgraph(cond_graph, [cond_result])
-    body_graph, body_result = _trace_subgraph(call_with(body), "while_body", specs)
-    if single or not isinstance(body_result, (list, tuple)):
-        body_result = [body_result]
-    if not nest.same_structure(_as_lists(structure), _as_lists(list(body_result))):
-        raise ValueError(
-            f"while_loop: the body must return the structure of the loop variables "
-            f"{nest.structure_str(structure)}, got {nest.structure_str(body_result)}"
-            + _names_note(names))
-    flat_body = nest.flatten(list(body_result))
-    outputs = []
-    with body_graph.as_default():
-        for i, (value, (shape, dtype)) in enumerate(zip(flat_body, specs)):
-            what = _describe(names, i, "loop variable")
-            t = _body_output(value, dtype, what)
-            if t.dtype != dtype:
-                raise TypeError(
-                    f"while_loop: {what} has dtype {dtype.name} before the loop but "
-                    f"{t.dtype.name} after an iteration; a loop variable must keep its dtype "
-                    f"(cast it before the loop or inside the body).")
-            if not t.shape.is_subshape_of(shape):
-                raise ValueError(
-                    f"while_loop: {what} has shape {shape} before the loop but {t.shape} "
-                    f"after an iteration. Give it a shape invariant with unknown (None) "
-                    f"dimensions: shape_invariants= in rt.while_loop, or "
-                    f"autograph.set_loop_options(shape_invariants=[(var, shape)]) as the "
-                    f"first statement of the loop body.")
-            outputs.append(t)
+    traced = _trace_loop(cond, body, structure, single, specs, names)
+    retyped = _weak_retyping(traced, flat_values, specs) if adapt_numbers else None
+    if retyped:
+        # A Python number adapts to the dtype the body gives it (as `0 + x_int64` would):
+        # start from that dtype and trace again.
+        for i, dtype in retyped.items():
+            flat_init[i] = registry.constant(flat_values[i], dtype)
+            specs[i] = (specs[i][0], dtype)
+        traced = _trace_loop(cond, body, structure, single, specs, names)
+    cond_graph, body_graph, outputs = traced
+    _check_loop_outputs(outputs, specs, names)
     _finish_subgraph(body_graph, outputs)
     captures, (cond_map, body_map) = _capture_inputs([cond_graph, body_graph])
     inputs = flat_init + captures
@@ -396,6 +377,74 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
     outs = apply(_WHILE, inputs, attrs, name)
     result = nest.pack_sequence_as(structure, outs)
     return result[0] if single else (tuple(result) if isinstance(loop_vars, tuple) else result)
+
+
+def _trace_loop(cond, body, structure, single, specs, names):
+    """Trace cond and body on placeholders of `specs`; (cond graph, body graph, outputs)."""
+    def call_with(fn):
+        def traced(*phs):
+            packed = nest.pack_sequence_as(structure, list(phs))
+            return fn(*packed)
+        return traced
+
+    arg_names = _placeholder_names(names, len(specs))
+    cond_graph, cond_result = _trace_subgraph(call_with(cond), "while_cond", specs, arg_names)
+    cond_result = _loop_condition(cond_result, cond_graph)
+    _finish_subgraph(cond_graph, [cond_result])
+    body_graph, body_result = _trace_subgraph(call_with(body), "while_body", specs, arg_names)
+    if single or not isinstance(body_result, (list, tuple)):
+        body_result = [body_result]
+    if not nest.same_structure(_as_lists(structure), _as_lists(list(body_result))):
+        raise ValueError(
+            f"while_loop: the body must return the structure of the loop variables "
+            f"{nest.structure_str(structure)}, got {nest.structure_str(body_result)}"
+            + _names_note(names))
+    with body_graph.as_default():
+        outputs = [_body_output(value, dtype, _describe(names, i, "loop variable"))
+                   for i, (value, (_, dtype)) in enumerate(
+                       zip(nest.flatten(list(body_result)), specs))]
+    return cond_graph, body_graph, outputs
+
+
+def _placeholder_names(names, n):
+    """Identifier-like names for loop-variable placeholders (arg<i> when unnamed)."""
+    out = []
+    for i in range(n):
+        name = names[i] if names and i < len(names) and names[i] else ""
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_")
+        out.append(name or f"arg{i}")
+    return out
+
+
+def _weak_retyping(traced, flat_values, specs):
+    """{index: dtype} for loop variables started from Python numbers whose body output has
+    the dtype weak typing gives them (e.g. 0 then int64): they start with that dtype."""
+    _, _, outputs = traced
+    retyped = {}
+    for i, (value, t, (_, dtype)) in enumerate(zip(flat_values, outputs, specs)):
+        if t.dtype == dtype or isinstance(value, (Tensor, Variable, np.generic, np.ndarray)):
+            continue
+        kind = dtypes.weak_kind(value)
+        if kind is not None and dtypes.weak_result(kind, t.dtype) == t.dtype:
+            retyped[i] = t.dtype
+    return retyped
+
+
+def _check_loop_outputs(outputs, specs, names):
+    for i, (t, (shape, dtype)) in enumerate(zip(outputs, specs)):
+        what = _describe(names, i, "loop variable")
+        if t.dtype != dtype:
+            raise TypeError(
+                f"while_loop: {what} has dtype {dtype.name} before the loop but "
+                f"{t.dtype.name} after an iteration; a loop variable must keep its dtype "
+                f"(cast it before the loop or inside the body).")
+        if not t.shape.is_subshape_of(shape):
+            raise ValueError(
+                f"while_loop: {what} has shape {shape} before the loop but {t.shape} "
+                f"after an iteration. Give it a shape invariant with unknown (None) "
+                f"dimensions: shape_invariants= in rt.while_loop, or "
+                f"autograph.set_loop_options(shape_invariants=[(var, shape)]) as the "
+                f"first statement of the loop body.")
 
 
 def _as_lists(x):

@@ -241,7 +241,7 @@ def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()
     outs = list(_staging_check(
         "tensor loop", rt_cf.while_loop_with_names, cond_fn, body_fn, loop_vars,
         shape_invariants=invariants, maximum_iterations=(opts or {}).get("maximum_iterations"),
-        names=loop_names))
+        names=loop_names, adapt_numbers=True))
     final = list(state_of(outs[n_pre:n_pre + n_car]))
     for i, flag in zip(flagged, outs[n_pre + n_car:]):
         final[i] = _assert_assigned(flag, final[i], names[i])

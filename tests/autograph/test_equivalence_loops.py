@@ -343,8 +343,7 @@ def int32(*values):
 
 @pytest.mark.parametrize("f, args", [
     (for_over_tensor_rows, [np.arange(12, dtype=np.int32).reshape(4, 3)]),
-    pytest.param(for_over_tensor_rows, [np.arange(6.0).reshape(2, 3)], marks=pytest.mark.xfail(
-        strict=True, reason=PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE)),
+    (for_over_tensor_rows, [np.arange(6.0).reshape(2, 3)]),
     (for_over_vector_elements, [int32(3, 9, 2, 11, 5)]),
     (enumerate_tensor, [int32(5, 6, 7)]),
     (enumerate_with_start, [int32(5, 6, 7)]),
@@ -372,10 +371,8 @@ def accumulate_float(v):
 @pytest.mark.parametrize("f, v", [
     (accumulate, int32(1, 2, 3)),
     (accumulate_float, np.array([0.5, 2.0], np.float32)),
-    pytest.param(accumulate, np.array([1, 2, 3], np.int64), marks=pytest.mark.xfail(
-        strict=True, reason=PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE)),
-    pytest.param(accumulate_float, np.array([0.5, 2.0], np.float64), marks=pytest.mark.xfail(
-        strict=True, reason=PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE)),
+    (accumulate, np.array([1, 2, 3], np.int64)),
+    (accumulate_float, np.array([0.5, 2.0], np.float64)),
 ], ids=["int32", "float32", "int64", "float64"])
 def test_python_number_accumulates_tensor_elements(f, v):
     assert_equivalent(f, v)

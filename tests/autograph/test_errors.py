@@ -48,13 +48,14 @@ def test_the_same_function_with_a_python_condition_is_plain_python():
 
 
 def dtype_changes(x):
-    i = 0
+    i = rt.constant(0)
     while i < x:
         i = i + 0.5
     return i
 
 
 def test_loop_variable_changing_dtype():
+    # (A Python number would adapt: `i = 0` then `i + 0.5` is a float, as in Python.)
     with pytest.raises(ag.StagingError) as info:
         ag.convert(dtype_changes)(rt.constant(3.0))
     message = str(info.value)
