@@ -172,14 +172,15 @@ def test_while_loop_inside_cond_capturing_the_functions_input():
 
 
 def test_loop_variable_changing_dtype_is_an_error_naming_it():
+    start = rt.constant(0)
     with pytest.raises(TypeError, match="loop variable 0 has dtype int32 before the loop but "
                                         "float32 after an iteration"):
-        trace(lambda x: rt.while_loop(lambda i: i < 3, lambda i: rt.cast(i, rt.float32), [0]),
-              SCALAR)
+        trace(lambda x: rt.while_loop(lambda i: i < 3, lambda i: rt.cast(i, rt.float32),
+                                      [start]), SCALAR)
     with pytest.raises(TypeError, match="'j' has dtype int32 before the loop"):
         trace(lambda x: while_loop_with_names(lambda i, j: i < x,
                                               lambda i, j: (i, rt.cast(j, rt.float32)),
-                                              [x, 0], names=["i", "j"]), SCALAR)
+                                              [x, start], names=["i", "j"]), SCALAR)
 
 
 def _doubling_loop(x, **kwargs):
