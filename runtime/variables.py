@@ -17,6 +17,7 @@ from . import dtypes
 from .errors import FailedPreconditionError
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
+from . import shapes
 from .shapes import TensorShape
 from .tensor import EagerTensor, SymbolicTensor, Tensor, numpy_repr
 
@@ -53,14 +54,31 @@ def _assign_kernel(value, var):
     return new
 
 
-def _assign_add_kernel(delta, var):
-    var._value = _read_kernel(var) + delta.astype(var.dtype.np, copy=False)
-    return var._value
+def _update_kernel(update, verb, prep):
+    """The kernel of assign_add / assign_sub: a delta may broadcast, the shape stays."""
+    def kernel(delta, var):
+        old = _read_kernel(var)
+        new = update(old, delta.astype(var.dtype.np, copy=False))
+        if new.shape != old.shape:
+            raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} {prep} "
+                             f"variable '{var.name}' of shape {var._shape}")
+        var._value = new
+        return new
+    return kernel
 
 
-def _assign_sub_kernel(delta, var):
-    var._value = _read_kernel(var) - delta.astype(var.dtype.np, copy=False)
-    return var._value
+def _update_infer(verb, prep):
+    def infer(inputs, var):
+        delta = inputs[0]
+        try:
+            fits = shapes.broadcast(var._shape, delta.shape).is_compatible_with(var._shape)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"Cannot {verb} a value of shape {delta.shape} {prep} variable "
+                             f"'{var.name}' of shape {var._shape}")
+        return [(var._shape, var.dtype)]
+    return infer
 
 
 def _assign_infer(inputs, var):
@@ -76,10 +94,10 @@ def _assign_infer(inputs, var):
 _READ = registry.register("read_variable", _read_kernel, _read_infer, effect="read")
 _ASSIGN = registry.register("assign", _assign_kernel, _assign_infer, stateful=True,
                             effect="write")
-_ASSIGN_ADD = registry.register("assign_add", _assign_add_kernel, _assign_infer,
-                                stateful=True, effect="write")
-_ASSIGN_SUB = registry.register("assign_sub", _assign_sub_kernel, _assign_infer,
-                                stateful=True, effect="write")
+_ASSIGN_ADD = registry.register("assign_add", _update_kernel(np.add, "add", "to"),
+                                _update_infer("add", "to"), stateful=True, effect="write")
+_ASSIGN_SUB = registry.register("assign_sub", _update_kernel(np.subtract, "subtract", "from"),
+                                _update_infer("subtract", "from"), stateful=True, effect="write")
 
 
 def _in_function_graph(graph):

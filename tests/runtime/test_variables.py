@@ -46,6 +46,26 @@ def test_assigning_another_shape_is_an_error():
         v.assign([1.0, 2.0, 3.0])
 
 
+def test_updates_may_broadcast_the_delta_but_never_change_the_shape():
+    v = rt.Variable([1.0, 2.0], name="w")
+    np.testing.assert_array_equal(v.assign_add(1.0).numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(v.assign_sub(1.0).numpy(), [1.0, 2.0])
+    scalar = rt.Variable(1.0, name="s")
+    with pytest.raises(ValueError, match=r"add a value of shape \[2\] to variable 's:0' of "
+                                         r"shape \(\)"):
+        scalar.assign_add([1.0, 2.0])
+    assert scalar.shape == () and scalar.numpy() == 1.0
+
+    @rt.function
+    def grow():
+        return v.assign_sub([[1.0, 1.0]])
+
+    with pytest.raises(ValueError, match=r"subtract a value of shape \(1, 2\) from variable "
+                                         r"'w:0'"):
+        grow()
+    assert float(rt.function(lambda: v.assign_add(1.0))()[0]) == 2.0
+
+
 def test_dtype_argument_converts_the_initial_value():
     assert rt.Variable(1, dtype=rt.float64).dtype == rt.float64
     assert rt.Variable(lambda: [1, 2]).numpy().tolist() == [1, 2]   # callable initial value
