@@ -249,6 +249,8 @@ def _attr_str(value):
         text = repr(value)
         return text if len(text) <= 40 else text[:37] + "..."
     name = getattr(value, "name", None)
+    if not isinstance(name, str) and callable(value):
+X
     return name if isinstance(name, str) else type(value).__name__
 
 

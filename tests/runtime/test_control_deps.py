@@ -216,6 +216,8 @@ def test_py_function_runs_python_on_eager_tensors_inside_a_graph():
         return rt.py_function(numpy_sort, [x * 2], rt.float32) + 1.0
 
     np.testing.assert_array_equal(f(rt.constant([3.0, 1.0, 2.0])).numpy(), [3.0, 5.0, 7.0])
+    assert "py_function[func=numpy_sort" in str(f.get_concrete_function(
+        rt.TensorSpec([3], rt.float32)).graph)
 
 
 def test_py_function_with_several_outputs():
