@@ -40,6 +40,60 @@ class _Function:
         self.closure_writes = {}      # local function name -> enclosing names it writes
 
 
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def _unbound_nonlocals(fn_node):
+    """Names declared nonlocal in functions nested in fn_node that no function between
+    them and fn_node (fn_node included) binds."""
+    unbound = set()
+
+    def walk(node, enclosing_bound):
+        for stmt in _functions_in(node):
+            declared = {name for n in stmt.body if isinstance(n, gast.Nonlocal)
+                        for name in n.names}
+            bound_chain = enclosing_bound | (_bound_here(stmt) - declared)
+            unbound.update(name for name in declared if name not in enclosing_bound)
+            walk(stmt, bound_chain)
+
+    walk(fn_node, _bound_here(fn_node))
+    return unbound
+
+
+def _functions_in(node):
+    """The function definitions directly nested in `node` (not inside other functions)."""
+    found, stack = [], list(gast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            found.append(n)
+        elif not isinstance(n, (gast.Lambda, gast.ClassDef)):
+            stack.extend(gast.iter_child_nodes(n))
+    return found
+
+
+def _bound_here(fn_node):
+    """Simple names the function's own body (not nested functions) assigns."""
+    args = fn_node.args
+    bound = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+             + [args.vararg, args.kwarg] if a is not None}
+    stack = list(fn_node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bound.add(n.name)
+            continue
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, gast.alias):
+            bound.add((n.asname or n.name).partition(".")[0])
+        stack.extend(gast.iter_child_nodes(n))
+    return bound
+
+
 def _closure_writes(fn_node):
     """{name of a def nested in fn_node: the enclosing variables it assigns via nonlocal}."""
     writes = {}
@@ -68,6 +122,14 @@ class ControlFlowTransformer(transformer.Base):
             fn.scope = anno.getanno(node, anno.Static.SCOPE)
             fn.closure_writes = _closure_writes(node)
             node.body = self.visit_block(node.body)
+            # A variable the generated functions share (nonlocal) must be bound in a
+            # function around them; one whose every assignment moved into generated
+            # functions that do not enclose each other starts undefined here.
+            unbound = sorted(_unbound_nonlocals(node) - {str(q) for q in fn.scope.nonlocals}
+                             - {str(q) for q in fn.scope.globals})
+            if unbound:
+                node.body = self._undefined_inits(
+                    [qual_names.QN(n) for n in unbound]) + node.body
             if fn.undefined:
                 _CheckedLoads(fn.undefined).visit_body(node.body)
         return node

@@ -2,7 +2,7 @@
 continue and return at several depths, else clauses, zero-trip loops, loop counters."""
 import numpy as np
 import pytest
-from equivalence import (NONLOCAL_WITHOUT_BINDING, PROBE_SEES_PYTHON_STATE,
+from equivalence import (PROBE_SEES_PYTHON_STATE,
                          PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE, assert_equivalent, cases,
                          known_bug, static)
 
@@ -157,8 +157,8 @@ def break_deep_in_ifs(n):
 
 @pytest.mark.parametrize("f, tensors", cases(
     while_break, while_continue, while_break_and_continue,
-    known_bug(nested_while_break_inner_and_outer, NONLOCAL_WITHOUT_BINDING),
-    known_bug(nested_continue_at_two_depths, NONLOCAL_WITHOUT_BINDING),
+    nested_while_break_inner_and_outer,
+    nested_continue_at_two_depths,
     break_deep_in_ifs))
 @pytest.mark.parametrize("n", [0, 3, 8, 30])
 def test_while_break_and_continue(f, n, tensors):
@@ -187,7 +187,7 @@ def for_nested_break(n):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    for_break_continue, known_bug(for_nested_break, NONLOCAL_WITHOUT_BINDING)))
+    for_break_continue, for_nested_break))
 @pytest.mark.parametrize("n", [0, 4, 12])
 def test_for_break_continue(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
@@ -257,7 +257,7 @@ def test_else_clause_and_break(f, n, stop, tensors):
 
 @pytest.mark.parametrize("f, tensors", cases(
     while_else_without_break, for_else_without_break,
-    known_bug(nested_loops_with_else, NONLOCAL_WITHOUT_BINDING)))
+    nested_loops_with_else))
 @pytest.mark.parametrize("n", [0, 5])
 def test_else_clause_without_break(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
@@ -417,7 +417,7 @@ def for_over_python_tuple_of_tensors_sum(x):
 
 @pytest.mark.parametrize("f, tensors", cases(
     for_over_python_list, for_over_python_tuple_of_tensors_sum,
-    known_bug(for_over_dict, NONLOCAL_WITHOUT_BINDING),
+    for_over_dict,
     for_over_python_list_with_tensor_break))
 @pytest.mark.parametrize("x", [2, 7, 100])
 def test_for_over_python_iterables(f, x, tensors):
@@ -505,9 +505,9 @@ def return_in_nested_loops_7(n):
 
 @pytest.mark.parametrize("f, tensors", cases(
     nested_for_while, return_in_while,
-    known_bug(return_in_nested_loops_6, NONLOCAL_WITHOUT_BINDING),
-    known_bug(return_in_nested_loops_7, NONLOCAL_WITHOUT_BINDING),
-    known_bug(return_three_deep, NONLOCAL_WITHOUT_BINDING),
+    return_in_nested_loops_6,
+    return_in_nested_loops_7,
+    return_three_deep,
     known_bug(return_in_while_with_else, PROBE_SEES_PYTHON_STATE, tensors=True),
     return_after_loop_in_branch,
     known_bug(return_when_python_counter_hits, PROBE_SEES_PYTHON_STATE, tensors=True)))
