@@ -250,7 +250,7 @@ def _attr_str(value):
         return text if len(text) <= 40 else text[:37] + "..."
     name = getattr(value, "name", None)
     if not isinstance(name, str) and callable(value):
-X
+        name = getattr(value, "__name__", None)          # py_function's Python function
     return name if isinstance(name, str) else type(value).__name__
 
 
