@@ -3,6 +3,7 @@
 Dicts flatten in sorted-key order (so equal-keyed dicts match whatever their
 insertion order) and are rebuilt in the key order of the template structure.
 """
+import collections
 
 __all__ = ["is_nested", "flatten", "flatten_up_to", "pack_sequence_as", "map_structure",
            "assert_same_structure"]
@@ -70,7 +71,11 @@ def _rebuild(template, children):
     if isinstance(template, dict):
         by_key = dict(zip(_sorted_keys(template), children))
         result = {k: by_key[k] for k in template}
-        return type(template)(result) if type(template) is not dict else result
+        if type(template) is dict:
+            return result
+        if isinstance(template, collections.defaultdict):
+            return type(template)(template.default_factory, result)
+        return type(template)(result)
     if is_namedtuple(template):
         return type(template)(*children)
     if isinstance(template, tuple):

@@ -27,6 +27,14 @@ def test_pack_sequence_as_rebuilds_tuples_lists_dicts_and_namedtuples():
     assert list(packed) == ["z", "a"]          # the template's key order is kept
 
 
+def test_dict_subclasses_keep_their_type():
+    ordered = nest.pack_sequence_as(collections.OrderedDict(b=1, a=2), ["a", "b"])
+    assert type(ordered) is collections.OrderedDict and list(ordered.items()) == [
+        ("b", "b"), ("a", "a")]
+    counts = nest.pack_sequence_as(collections.defaultdict(int, k=1), [5])
+    assert counts["k"] == 5 and counts["missing"] == 0
+
+
 def test_pack_sequence_as_checks_the_number_of_leaves():
     with pytest.raises(ValueError, match="2 leaves but 3 values"):
         nest.pack_sequence_as([1, 2], [1, 2, 3])
