@@ -76,6 +76,24 @@ def test_a_python_side_effect_happens_once_per_new_signature(capsys):
     assert capsys.readouterr().out == "tracing f\n"
 
 
+class Config:
+    """An unhashable Python argument: traces are keyed by the object itself."""
+    __hash__ = None
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def test_unhashable_python_arguments_are_keyed_by_identity_even_after_they_die():
+    scale, traces = traced_counter(lambda x, config: x * config.scale)
+    config = Config(2)
+    assert int(scale(rt.constant(1), config)) == 2
+    assert int(scale(rt.constant(1), config)) == 2
+    assert len(traces) == 1
+    for factor in range(3, 13):                   # new objects may reuse a dead one's id
+        assert int(scale(rt.constant(1), Config(factor))) == factor
+
+
 def test_numpy_arrays_are_traced_like_tensors():
     add_one, traces = traced_counter(lambda a: a + 1)
     np.testing.assert_array_equal(add_one(np.array([1.0, 2.0])).numpy(), [2.0, 3.0])
