@@ -336,14 +336,33 @@ def _initial_state(init, names, probe_body, get_state, set_state):
 
 
 def _probe(init, probe_body, get_state, set_state):
+    """Run the body once in a scratch graph, on symbolic stand-ins for the loop state
+    (as in the real loop, where every iteration's values are unknown), and return
+    the state it leaves."""
     scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
     try:
         with scratch.as_default():
-            set_state(tuple(list(v) if isinstance(v, list) else v for v in init))
+            set_state(tuple(_stand_in(v, scratch) for v in init))
             _user(probe_body)()
             return list(get_state())
     finally:
         set_state(tuple(init))
+
+
+def _stand_in(value, graph):
+    """A placeholder shaped like a loop-state value (a copy for Python lists)."""
+    if isinstance(value, list):
+        return list(value)
+    if nest.is_nested(value):
+        return nest.map_structure(lambda v: _stand_in(v, graph), value)
+    if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
+        t = value.read_value() if isinstance(value, rt.Variable) else \
+            registry.convert_to_tensor(value)
+        op = graph.create_op(registry.get("placeholder"), [],
+                             {"shape": t.shape.dims, "dtype": t.dtype}, [(t.shape, t.dtype)],
+                             name="probe")
+        return op.outputs[0]
+    return value
 
 
 def _typed_zero(value, name):

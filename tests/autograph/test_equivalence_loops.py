@@ -508,9 +508,9 @@ def return_in_nested_loops_7(n):
     return_in_nested_loops_6,
     return_in_nested_loops_7,
     return_three_deep,
-    known_bug(return_in_while_with_else, PROBE_SEES_PYTHON_STATE, tensors=True),
+    return_in_while_with_else,
     return_after_loop_in_branch,
-    known_bug(return_when_python_counter_hits, PROBE_SEES_PYTHON_STATE, tensors=True)))
+    return_when_python_counter_hits))
 @pytest.mark.parametrize("n", [0, 3, 6, 11])
 def test_nested_loops_and_returns(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
