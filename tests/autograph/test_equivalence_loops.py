@@ -2,9 +2,7 @@
 continue and return at several depths, else clauses, zero-trip loops, loop counters."""
 import numpy as np
 import pytest
-from equivalence import (PROBE_SEES_PYTHON_STATE,
-                         PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE, assert_equivalent, cases,
-                         known_bug, static)
+from equivalence import assert_equivalent, cases, static
 
 import runtime as rt
 
