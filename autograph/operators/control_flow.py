@@ -45,6 +45,20 @@ class _Tracing(threading.local):
 _tracing = _Tracing()
 
 
+def truth(value):
+    """A symbolic value as a condition: bool tensors as they are, other scalars as
+    Python's truth test (`x != 0`), as `if x:` does eagerly."""
+    if isinstance(value, rt.Variable):
+        value = value.read_value()
+    if value.dtype.is_bool:
+        return value
+    if value.shape.rank not in (0, None):
+        raise staging_error(
+            f"the truth value of a tensor of shape {value.shape} is ambiguous (as for a "
+            f"numpy array); use rt.reduce_any or rt.reduce_all", skip=3)
+    return rt.not_equal(value, rt.zeros([], value.dtype))
+
+
 def _user(fn):
     """Wrap a body traced into graph control flow: count the nesting, and mark the
     user's own exceptions so they are not mistaken for staging errors."""
@@ -99,7 +113,7 @@ def _from_graph_value(value, like):
 def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, nouts=None):
     """`if cond: body() else: orelse()`, as a graph cond when `cond` is symbolic."""
     if is_symbolic(cond):
-        _tensor_if(cond, body, orelse, get_state, set_state, symbol_names)
+        _tensor_if(truth(cond), body, orelse, get_state, set_state, symbol_names)
     elif cond:
         body()
     else:
@@ -151,7 +165,7 @@ def if_exp(cond, if_true, if_false, expr_repr):
     """`if_true() if cond else if_false()`, as a graph cond when `cond` is symbolic."""
     if is_symbolic(cond):
         return _staging_check(f"conditional expression `{expr_repr}`", rt_cf.cond_with_names,
-                              cond, _user(if_true), _user(if_false))
+                              truth(cond), _user(if_true), _user(if_false))
     return if_true() if cond else if_false()
 
 
@@ -223,7 +237,8 @@ def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()
 
     def cond_fn(*loop_values):
         set_state(state_of(loop_values[n_pre:n_pre + n_car]))
-        return _user(test)(*loop_values[:n_pre])
+        result = _user(test)(*loop_values[:n_pre])
+        return truth(result) if is_symbolic(result) else result
 
     def body_fn(*loop_values):
         set_state(state_of(loop_values[n_pre:n_pre + n_car]))
@@ -444,7 +459,8 @@ def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, 
         more = i < n
         if extra_test is None:
             return more
-        return rt.logical_and(more, extra_test())
+        go_on = extra_test()
+        return rt.logical_and(more, truth(go_on) if is_symbolic(go_on) else go_on)
 
     def loop_body(i):
         body(iterable.element(i))

@@ -9,14 +9,14 @@ import operator
 import runtime as rt
 from runtime import control_flow as rt_cf
 
-from .control_flow import is_symbolic
+from .control_flow import is_symbolic, truth
 
 
 def and_(a_fn, b_fn):
     """`a and b`: b is evaluated only if a is true."""
     a = a_fn()
     if is_symbolic(a):
-        return rt_cf.cond_with_names(a, b_fn, lambda: a, names=["`and` expression"])
+        return rt_cf.cond_with_names(truth(a), b_fn, lambda: a, names=["`and` expression"])
     return b_fn() if a else a
 
 
@@ -24,14 +24,14 @@ def or_(a_fn, b_fn):
     """`a or b`: b is evaluated only if a is false."""
     a = a_fn()
     if is_symbolic(a):
-        return rt_cf.cond_with_names(a, lambda: a, b_fn, names=["`or` expression"])
+        return rt_cf.cond_with_names(truth(a), lambda: a, b_fn, names=["`or` expression"])
     return a if a else b_fn()
 
 
 def not_(a):
     """`not a`: elementwise logical not for symbolic tensors."""
     if is_symbolic(a):
-        return rt.logical_not(a)
+        return rt.logical_not(truth(a))
     return not a
 
 

@@ -2,7 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import NON_BOOL_TENSOR_TRUTHINESS, assert_equivalent, cases, known_bug, static
+from equivalence import assert_equivalent, cases, static
 
 import runtime as rt
 
@@ -341,8 +341,8 @@ def truthiness_in_while_and_expressions(x):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(truthiness_of_tensor, NON_BOOL_TENSOR_TRUTHINESS, tensors=True),
-    known_bug(truthiness_in_while_and_expressions, NON_BOOL_TENSOR_TRUTHINESS, tensors=True)))
+    truthiness_of_tensor,
+    truthiness_in_while_and_expressions))
 @pytest.mark.parametrize("x", [0, 3])
 def test_truthiness_of_int_tensors(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
