@@ -67,17 +67,24 @@ class EagerTensor(Tensor):
         raise AttributeError("Tensor.op is meaningless when executing eagerly.")
 
     def numpy(self):
-        """The value as a numpy array (a numpy scalar for 0-d tensors)."""
+        """The value as a new numpy array (a numpy scalar for 0-d tensors).
+
+        A copy, as in TensorFlow: writing into it never changes this tensor (or the
+        variable it was read from).
+        """
         value = self._value
-        return value[()] if value.ndim == 0 else value
+        return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype=None, copy=None):
+        """For numpy functions: the value itself, read-only, unless a copy is asked for."""
         value = self._value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         if copy:
             return value.copy()
-        return value
+        view = value.view()
+        view.flags.writeable = False
+        return view
 
     def __bool__(self):
         return bool(self._value)
@@ -109,7 +116,7 @@ class EagerTensor(Tensor):
         return (EagerTensor(np.asarray(row), dtype) for row in self._value)
 
     def __str__(self):
-        return str(self.numpy())
+        return str(self._value)
 
     def __repr__(self):
         return (f"<rt.Tensor: shape={self.shape}, dtype={self._dtype.name}, "
@@ -117,7 +124,7 @@ class EagerTensor(Tensor):
 
     def __format__(self, spec):
         if self._value.ndim == 0:
-            return format(self.numpy(), spec)
+            return format(self._value[()], spec)
         return format(str(self), spec)
 
 

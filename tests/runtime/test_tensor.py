@@ -14,6 +14,24 @@ def test_numpy_gives_an_ndarray_for_arrays_and_a_numpy_scalar_for_scalars():
     assert isinstance(scalar, np.floating) and scalar == 2.5
 
 
+def test_numpy_is_a_copy_writing_into_it_changes_neither_tensor_nor_variable():
+    t = rt.constant([1.0, 2.0])
+    t.numpy()[0] = 9.0
+    assert t.numpy().tolist() == [1.0, 2.0]
+    v = rt.Variable([1.0, 2.0])
+    read = v.read_value()
+    read.numpy()[0] = 9.0
+    assert v.numpy().tolist() == [1.0, 2.0]
+
+
+def test_numpy_sees_the_value_read_only():
+    t = rt.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(t)[0] = 9.0
+    np.array(t)[0] = 9.0                       # np.array copies: writable
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
 def test_python_number_protocols():
     assert bool(rt.constant(True)) is True
     assert bool(rt.constant(0.0)) is False
