@@ -210,7 +210,10 @@ def _encode(x, tensors):
 
 
 def _replace_tensors(x, fn):
-    """`x` with each tensor-like leaf replaced by fn(leaf, path)."""
+    """`x` with each tensor-like leaf replaced by fn(leaf, path).
+
+    Leaves are visited in `_encode`'s (and nest.flatten's) order: dicts by sorted key.
+    """
     def walk(v, path):
         if isinstance(v, (Tensor, np.ndarray, TensorSpec)):
             return fn(v, path)
@@ -218,7 +221,8 @@ def _replace_tensors(x, fn):
         if t is tuple or t is list:
             return t(walk(c, f"{path}_{i}") for i, c in enumerate(v))
         if t is dict:
-            return {k: walk(c, f"{path}_{k}") for k, c in v.items()}
+            replaced = {k: walk(v[k], f"{path}_{k}") for k in nest._sorted_keys(v)}
+            return {k: replaced[k] for k in v}
         if isinstance(v, tuple) and hasattr(t, "_fields"):
             return t(*(walk(c, f"{path}_{f}") for f, c in zip(t._fields, v)))
         return v
@@ -252,8 +256,7 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names, input_signa
         p_args = [
             _replace_tensors(a, lambda v, p, n=n: to_placeholder(v, n + p))
             for a, n in zip(args, arg_names)]
-        p_kwargs = {k: _replace_tensors(v, lambda v, p, n=k: to_placeholder(v, n + p))
-                    for k, v in kwargs.items()}
+        p_kwargs = _replace_tensors(kwargs, to_placeholder)
         result = python_function(*p_args, **p_kwargs)
         leaves = [_output_leaf(x) for x in nest.flatten(result)]
         outputs, template_leaves = [], []
@@ -266,9 +269,8 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names, input_signa
         graph.outputs = outputs
         template = nest.pack_sequence_as(result, template_leaves)
     add_control_dependencies(graph)
-    arg_template = (_replace_tensors(tuple(args), lambda v, p: v if isinstance(v, TensorSpec)
-                                     else TensorSpec.from_tensor(convert_to_tensor(v))),
-                    kwargs)
+    arg_template = _replace_tensors((tuple(args), kwargs), lambda v, p: v if isinstance(
+        v, TensorSpec) else TensorSpec.from_tensor(convert_to_tensor(v)))
     return ConcreteFunction(graph, template, arg_template, name)
 
 

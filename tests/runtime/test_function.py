@@ -118,6 +118,20 @@ def test_keyword_arguments_and_defaults_share_the_positional_trace():
     assert log == [(2, 1.0), (3, 1.0), (2, 0.5)]
 
 
+def test_tensors_in_dicts_and_keyword_arguments_reach_their_own_parameters():
+    @rt.function
+    def f(d, *, scale, bias):
+        return (d["x"] - d["y"]) * scale + bias
+
+    args = ({"y": rt.constant(2.0), "x": rt.constant(10.0)},)      # not in sorted order
+    kwargs = {"scale": rt.constant(3.0), "bias": rt.constant(100.0)}
+    assert float(f(*args, **kwargs)) == 124.0
+    assert float(f({"x": rt.constant(10.0), "y": rt.constant(2.0)}, **kwargs)) == 124.0
+    assert f.experimental_get_tracing_count() == 1
+    cf = f.get_concrete_function(*args, **kwargs)
+    assert float(cf(*args, **kwargs)) == 124.0
+
+
 def test_missing_arguments_name_the_function():
     @rt.function
     def add(x, y):
