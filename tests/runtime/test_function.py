@@ -171,6 +171,20 @@ def test_input_signature_rejects_a_wrong_dtype_or_shape_clearly():
         total(rt.constant([1.0]), rt.constant([2.0]))
 
 
+def test_input_signature_may_be_nested():
+    @rt.function(input_signature=[(rt.TensorSpec([None]), rt.TensorSpec([]))])
+    def scale(pair):
+        x, s = pair
+        return x * s
+
+    assert scale((rt.constant([1.0, 2.0]), rt.constant(3.0))).numpy().tolist() == [3.0, 6.0]
+    assert scale(([1.0, 2.0, 3.0], 2.0)).numpy().tolist() == [2.0, 4.0, 6.0]
+    assert str(scale.get_concrete_function().graph).startswith(
+        "graph scale(pair_0: f32[?], pair_1: f32[]) {")
+    with pytest.raises(TypeError, match=r"Expected the structure \(\*, \*\), got \*"):
+        scale(rt.constant([1.0]))
+
+
 def test_input_signature_get_concrete_function_is_the_one_general_trace():
     @rt.function(input_signature=[rt.TensorSpec([None], rt.float32),
                                   rt.TensorSpec([], rt.int32)])
