@@ -241,7 +241,7 @@ def _output_leaf(x):
     return x
 
 
-def trace_into_graph(python_function, args, kwargs, name, arg_names, input_signature=None):
+def trace_into_graph(python_function, args, kwargs, name, arg_names):
     """Trace `python_function` on placeholders; returns a ConcreteFunction."""
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
