@@ -201,7 +201,12 @@ def _zeros_like_value(value):
 
 
 def _unify_branch_values(a, b, then_graph, else_graph, what):
-    """Make a pair of branch outputs tensors of one dtype, or equal Python values."""
+    """Make a pair of branch outputs tensors of one dtype, or equal Python values.
+
+    An operation (`rt.print(...)`, `rt.group(...)`) counts as None: it runs anyway.
+    """
+    a = None if isinstance(a, Operation) else a
+    b = None if isinstance(b, Operation) else b
     if isinstance(a, Variable):
         with then_graph.as_default():
             a = a.read_value()

@@ -12,7 +12,6 @@ from .. import context
 from .. import dtypes
 from .. import nest
 from ..errors import AssertionFailedError
-from ..graph import Operation
 from ..shapes import TensorShape
 from ..tensor import EagerTensor, Tensor
 from ..variables import Variable, variable_repr
@@ -195,6 +194,4 @@ def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's name
                  name or "py_function")
     if single:
         return outs[0]
-    if not tout:                     # the operation in a graph, None eagerly
-        return outs if isinstance(outs, Operation) else None
-    return outs
+    return outs if tout else None

@@ -77,9 +77,7 @@ def apply(opdef, inputs, attrs, name=None):
         raise _build_error(opdef, e) from None
     op = graph.create_op(opdef, inputs, attrs, specs, name=name,
                          origin=traceback_utils.user_frame(2))
-    if not op.outputs:
-        return op                    # something to fetch or depend on (print, assert, ...)
-    return list(op.outputs) if opdef.multi else op.outputs[0]
+    return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
 
 
 def _apply_eager(opdef, inputs, attrs):

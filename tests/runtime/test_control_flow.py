@@ -97,6 +97,16 @@ def test_a_python_predicate_while_tracing_picks_a_branch_without_a_cond_op():
     assert "cond" not in [op.type for op in graph.ops]
 
 
+def test_cond_branches_may_return_operations(capsys):
+    @rt.function
+    def report(x):
+        return rt.cond(x > 0, lambda: rt.print("positive"), lambda: rt.print("not positive"))
+
+    assert report(rt.constant(1)) is None
+    report(rt.constant(-1))
+    assert capsys.readouterr().out == "positive\nnot positive\n"
+
+
 def test_cond_branch_errors_name_the_outputs():
     with pytest.raises(ValueError, match=r"same structure, got \(\*, \*\) and \*"):
         trace(lambda x: rt.cond(x > 0, lambda: (x, x), lambda: x), SCALAR)
@@ -137,6 +147,19 @@ def test_traced_while_loop_is_one_op_whose_cond_and_body_are_traced_once():
     (outer, inner), = loop[0].attrs["cond_graph"].captures
     assert outer.name == "n:0" and inner.op.type == "capture"
     assert [t.name for t in loop[0].inputs] == ["const:0", "const_1:0", "n:0"]
+
+
+def test_a_loop_whose_state_is_a_variable_needs_no_loop_variables():
+    v = rt.Variable(0)
+
+    @rt.function
+    def count_to_ten():
+        def body():
+            v.assign_add(1)
+            return ()
+        return rt.while_loop(lambda: v < 10, body, [])
+
+    assert count_to_ten() == [] and v.numpy() == 10
 
 
 def test_maximum_iterations_static_and_tensor():

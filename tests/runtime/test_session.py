@@ -80,7 +80,7 @@ def test_only_the_ops_a_fetch_needs_run(graph, capsys):
     with g.as_default():
         rt.print("never")
         failing = rt.reshape(x, [5])                      # wrong for every feed
-        side = rt.py_function(lambda: print("side effect"), [], None)
+        side = rt.print("side effect")
     with rt.Session(graph=g) as sess:
         assert sess.run(doubled, {x: [[1.0, 2.0]]}).tolist() == [[2.0, 4.0]]
         assert capsys.readouterr().out == ""
