@@ -24,6 +24,7 @@ import gast
 
 from autograph.converters import directives
 from autograph.pyct import anno
+from autograph.pyct import ast_util
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
@@ -40,10 +41,6 @@ class _Function:
         self.closure_writes = {}      # local function name -> enclosing names it writes
 
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
-           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
-
-
 def _unbound_nonlocals(fn_node):
     """Names declared nonlocal in functions nested in fn_node that no function between
     them and fn_node (fn_node included) binds."""
@@ -53,11 +50,11 @@ def _unbound_nonlocals(fn_node):
         for stmt in _functions_in(node):
             declared = {name for n in stmt.body if isinstance(n, gast.Nonlocal)
                         for name in n.names}
-            bound_chain = enclosing_bound | (_bound_here(stmt) - declared)
+            bound_chain = enclosing_bound | (ast_util.bound_names(stmt) - declared)
             unbound.update(name for name in declared if name not in enclosing_bound)
             walk(stmt, bound_chain)
 
-    walk(fn_node, _bound_here(fn_node))
+    walk(fn_node, ast_util.bound_names(fn_node))
     return unbound
 
 
@@ -71,27 +68,6 @@ def _functions_in(node):
         elif not isinstance(n, (gast.Lambda, gast.ClassDef)):
             stack.extend(gast.iter_child_nodes(n))
     return found
-
-
-def _bound_here(fn_node):
-    """Simple names the function's own body (not nested functions) assigns."""
-    args = fn_node.args
-    bound = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
-             + [args.vararg, args.kwarg] if a is not None}
-    stack = list(fn_node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            bound.add(n.name)
-            continue
-        if isinstance(n, _SCOPES):
-            continue
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-            bound.add(n.id)
-        elif isinstance(n, gast.alias):
-            bound.add((n.asname or n.name).partition(".")[0])
-        stack.extend(gast.iter_child_nodes(n))
-    return bound
 
 
 def _closure_writes(fn_node):
@@ -151,7 +127,7 @@ class ControlFlowTransformer(transformer.Base):
                 modified |= fn.closure_writes.get(used, set())
         return modified
 
-    def _state(self, node, modified, live):
+    def _state(self, node, modified, live, read=frozenset()):
         """(state symbols, nonlocal names, global names, undefined, maybe undefined)."""
         fn = self.state[_Function]
         defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, frozenset())
@@ -173,8 +149,9 @@ class ControlFlowTransformer(transformer.Base):
         nonlocal_names |= outer
         undefined = [qn for qn in state if not qn.is_composite() and qn not in maybe
                      and qn in fn_locals]
-        maybe_undefined = [qn for qn in state if not qn.is_composite() and qn in maybe
-                           and qn not in defined]
+        # An attribute or item the statement creates may not exist before it.
+        maybe_undefined = [qn for qn in state if qn not in defined and (
+            qn in maybe if not qn.is_composite() else qn not in maybe and qn not in read)]
         return (state, sorted(nonlocal_names), sorted(declared_global), undefined,
                 maybe_undefined)
 
@@ -242,8 +219,9 @@ class ControlFlowTransformer(transformer.Base):
         orelse_scope = anno.getanno(node, anno.Static.ORELSE_SCOPE)
         live_out = anno.getanno(node, anno.Static.LIVE_VARS_OUT)
         modified = self._modified(body_scope, orelse_scope)
+        read = body_scope.read | orelse_scope.read
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
-            node, modified, live_out)
+            node, modified, live_out, read)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         body_def, body_name = self._body_function("if_body", node.body, nonlocals, globals_)
@@ -265,8 +243,9 @@ class ControlFlowTransformer(transformer.Base):
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
+        cond_scope = anno.getanno(node, anno.Static.COND_SCOPE)
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
-            node, self._modified(body_scope, anno.getanno(node, anno.Static.COND_SCOPE)), live)
+            node, self._modified(body_scope, cond_scope), live, body_scope.read | cond_scope.read)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         body_def, body_name = self._body_function("loop_body", node.body, nonlocals, globals_)
@@ -291,7 +270,8 @@ class ControlFlowTransformer(transformer.Base):
         if extra_test is not None:
             live = live | _names_read(extra_test)
         modified = self._modified(body_scope) | _stored_symbols(node.target)
-        state, nonlocals, globals_, undefined, maybe_undefined = self._state(node, modified, live)
+        state, nonlocals, globals_, undefined, maybe_undefined = self._state(
+            node, modified, live, body_scope.read)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         itr = self._new("itr")

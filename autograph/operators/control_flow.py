@@ -126,7 +126,7 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names):
 
     def branch(fn, which):
         def traced():
-            set_state(init)
+            set_state(_fresh(init))     # each branch starts from its own copy of lists
             _user(fn)()
             values = get_state()
             undefined = {n for n, v in zip(symbol_names, values) if type(v) is Undefined}
@@ -141,6 +141,12 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names):
                           branch(body, "true"), branch(orelse, "false"),
                           names=list(symbol_names), missing=_is_missing_return)
     set_state(tuple(_from_graph_value(v, like) for v, like in zip(outs, init)))
+
+
+def _fresh(values):
+    """The state with Python lists and dicts copied, so one branch cannot see the other's
+    in-place changes (`l.append(x)` in the true branch)."""
+    return tuple(type(v)(v) if type(v) in (list, dict) else v for v in values)
 
 
 def _is_missing_return(value):

@@ -57,10 +57,11 @@ def is_undefined(value):
 
 
 def ldu(load, name):
-    """Load a symbol that may be unbound: its value, or Undefined(name)."""
+    """Load a symbol that may be unbound (a name, or an attribute or item that may not
+    exist yet): its value, or Undefined(name)."""
     try:
         return load()
-    except NameError:
+    except (NameError, AttributeError, KeyError, IndexError):
         return Undefined(name)
 
 

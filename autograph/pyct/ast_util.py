@@ -155,3 +155,28 @@ def parallel_walk(node, other, strict=True):
             continue
         children = [(getattr(n, f, None), getattr(o, f, None)) for f in n._fields]
         stack.extend(reversed(children))
+
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+def bound_names(fn_node):
+    """Simple names the function's own body (not nested functions) assigns."""
+    args = fn_node.args
+    bound = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+             + [args.vararg, args.kwarg] if a is not None}
+    stack = list(fn_node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            bound.add(n.name)
+            continue
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, gast.alias):
+            bound.add((n.asname or n.name).partition(".")[0])
+        stack.extend(gast.iter_child_nodes(n))
+    return bound

@@ -4,8 +4,7 @@ converted and unconverted callees."""
 import functools
 
 import pytest
-from equivalence import (CLOSURE_LIST_APPEND_REBINDS, assert_equivalent, cases, differences,
-                         known_bug, static)
+from equivalence import assert_equivalent, cases, differences, static
 
 import autograph as ag
 import runtime as rt
@@ -146,7 +145,7 @@ def closure_appends_to_enclosing_list(x):
 
 @pytest.mark.parametrize("f, tensors", cases(
     reads_enclosing, nonlocal_counter, nonlocal_in_tensor_loop, closure_returned_and_called,
-    known_bug(closure_appends_to_enclosing_list, CLOSURE_LIST_APPEND_REBINDS)))
+    closure_appends_to_enclosing_list))
 @pytest.mark.parametrize("x", [-3, 0, 4])
 def test_nested_functions(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)

@@ -5,8 +5,7 @@ import collections
 
 import numpy as np
 import pytest
-from equivalence import (BRANCHES_SHARE_PYTHON_LIST, NEW_ITEM_IN_TENSOR_IF, POP_IN_EXPRESSION,
-                         assert_equivalent, cases, known_bug, static)
+from equivalence import assert_equivalent, cases, static
 
 import runtime as rt
 
@@ -91,7 +90,7 @@ def pop_inside_expression_in_tensor_loop(n):
 
 @pytest.mark.parametrize("f, tensors", cases(
     list_creation, append_in_python_loop, pop_from_list,
-    known_bug(append_in_tensor_branch, BRANCHES_SHARE_PYTHON_LIST, tensors=True)))
+    append_in_tensor_branch))
 @pytest.mark.parametrize("x", [-2, 3])
 def test_lists(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
@@ -107,7 +106,7 @@ def test_append_in_tensor_loops(f, n, tensors):
 
 @pytest.mark.parametrize("f, tensors", cases(
     pop_in_tensor_loop,
-    known_bug(pop_inside_expression_in_tensor_loop, POP_IN_EXPRESSION, tensors=True)))
+    pop_inside_expression_in_tensor_loop))
 @pytest.mark.parametrize("n", [2, 4])
 def test_pop_in_tensor_loops(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
@@ -193,7 +192,7 @@ def nested_structures(d):
 
 @pytest.mark.parametrize("f, tensors", cases(
     dict_item_modified_in_tensor_if, nested_structures,
-    known_bug(dict_argument_and_result, NEW_ITEM_IN_TENSOR_IF, tensors=True)))
+    dict_argument_and_result))
 @pytest.mark.parametrize("d", [{"a": 3, "b": 1}, {"a": -3, "b": 7}])
 def test_dicts(f, d, tensors):
     assert_equivalent(f, d, tensors=tensors)
@@ -249,7 +248,7 @@ def attribute_created_in_tensor_if(x):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(attribute_created_in_tensor_if, NEW_ITEM_IN_TENSOR_IF, tensors=True)))
+    attribute_created_in_tensor_if))
 @pytest.mark.parametrize("x", [-3, 3])
 def test_attribute_created_in_tensor_if(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
