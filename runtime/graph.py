@@ -149,11 +149,14 @@ class Graph:
             if found is not None:
                 return found
             if not self._is_inner_of(graph):
+                origin = tensor.op.origin
+                where = f" (created at {origin.short()})" if origin is not None else ""
                 raise ValueError(
-                    f"Tensor {tensor.name} belongs to graph '{graph.name}', which is not "
-                    f"this graph '{self.name}' nor one enclosing it. A symbolic tensor "
-                    f"cannot leave the function trace that created it (was it stored in "
-                    f"a Python object or global during tracing?).")
+                    f"Tensor {tensor.name}{where} belongs to graph '{graph.name}' "
+                    f"#{graph.id}, which is neither this graph '{self.name}' #{self.id} nor "
+                    f"one enclosing it. A symbolic tensor cannot leave the function trace "
+                    f"or branch that created it (was it stored in a Python object or global "
+                    f"during tracing?).")
             from .ops import registry
             op = self.create_op(registry.get("capture"), [], {}, [(tensor.shape, tensor.dtype)],
                                 name=tensor.op.name, origin=tensor.op.origin)

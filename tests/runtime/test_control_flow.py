@@ -122,6 +122,23 @@ def test_cond_branch_errors_name_the_outputs():
         trace(lambda x: rt.cond(x > 0, lambda: "a", lambda: "b"), SCALAR)
 
 
+def test_a_tensor_leaked_out_of_a_branch_is_an_error_naming_where_it_was_made():
+    leaked = []
+
+    def then():
+        leaked.append(rt.constant(1.0) + 1.0)
+        return 1.0
+
+    @rt.function
+    def f(x):
+        rt.cond(x > 0, then, lambda: 2.0)
+        return leaked[0] * 2.0
+
+    with pytest.raises(ValueError, match=r"Tensor add:0 \(created at test_control_flow.py:\d+\) "
+                                         r"belongs to graph 'then' #\d+, which is neither"):
+        f(rt.constant(1.0))
+
+
 def test_cond_predicate_must_be_a_scalar_bool():
     with pytest.raises(TypeError, match="scalar bool tensor, got dtype float32"):
         trace(lambda x: rt.cond(x, lambda: x, lambda: x), SCALAR)
