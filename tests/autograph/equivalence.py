@@ -219,30 +219,7 @@ def cases(*functions, modes=(False, True)):
 
 
 # One-line diagnoses of the bugs these tests found (see the tests using them).
-NONLOCAL_WITHOUT_BINDING = (
-    "converters/control_flow.py _state: a name assigned in a loop body and maybe-defined "
-    "before it (earlier loop, outer iteration) is declared nonlocal in the generated body "
-    "functions, but its only binding is inside another generated function: SyntaxError")
-PYTHON_NUMBER_PROMOTED_TO_DEFAULT_DTYPE = (
-    "operators/control_flow.py _tensor_loop: a Python number loop variable becomes an "
-    "int32/float32 tensor before the body runs, so `s = 0; s += <int64 or float tensor>` is "
-    "a StagingError (dtype changes across iterations) although eagerly it is fine")
-PROBE_SEES_PYTHON_STATE = (
-    "operators/control_flow.py _probe: the scratch trace that finds what a tensor loop "
-    "first assigns runs the body on the initial Python values (i = 0), so a `return` under "
-    "`if i == 3` looks unreachable and retval_ is not carried: StagingError")
-NON_BOOL_TENSOR_TRUTHINESS = (
-    "operators/control_flow.py if_stmt/while_stmt/if_exp: `if x:` on a symbolic int tensor "
-    "is a StagingError (predicate must be bool) where Python (and the eager run) test x != 0")
-CLOSURE_LIST_APPEND_REBINDS = (
-    "converters/lists.py: `seen.append(v)` in a nested function becomes `seen = "
-    "ag__.list_append(seen, v)`, which makes `seen` local to it: UnboundLocalError")
-BRANCHES_SHARE_PYTHON_LIST = (
-    "operators/control_flow.py _tensor_if: both branches start from the same Python list "
-    "object, so the false branch sees the true branch's append: structure mismatch")
-POP_IN_EXPRESSION = (
-    "converters/lists.py: `total += l.pop()` (a pop inside an expression) stays a Python "
-    "method call, which runs once while tracing a tensor loop: silently wrong result")
-NEW_ITEM_IN_TENSOR_IF = (
-    "converters/control_flow.py _accessors: get_state reads `out['max']` before a tensor "
-    "`if` that creates the key: KeyError (a new attribute: AttributeError)")
+BRANCH_SEES_OTHER_BRANCH_WRITES = (
+    "converters/control_flow.py visit_If: the state is modified & live-after only, so a "
+    "variable one branch assigns and the other reads but nothing reads after the `if` is not "
+    "reset between the traces of the branches: the else branch sees the true branch's value")

@@ -2,7 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, cases, static
+from equivalence import BRANCH_SEES_OTHER_BRANCH_WRITES, assert_equivalent, cases, known_bug, static
 
 import runtime as rt
 
@@ -117,6 +117,47 @@ def if_on_python_bool_with_tensor_body(x, flag):
     several_variables, unused_temporaries, temporary_only_in_branch, branch_without_state))
 @pytest.mark.parametrize("x", [-20, -5, 0, 5, 20])
 def test_if_and_elif(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+def other_branch_reads_dead_number(x):
+    a = 2
+    if x > 0:
+        a = a + 1          # a Python number, dead after the if
+        r = 1
+    else:
+        r = a              # must see 2, not the other branch's 3
+    a = 0
+    return r, a
+
+
+def other_branch_reads_dead_tensor(x):
+    a = x * 0 + 2
+    if x > 0:
+        a = a + 1
+        r = 1
+    else:
+        r = a
+    a = 0
+    return r, a
+
+
+def return_reads_what_other_branch_wrote(x):
+    a = 2
+    if x > 0:
+        a += 1
+    else:
+        return a
+    return -1
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    known_bug(other_branch_reads_dead_number, BRANCH_SEES_OTHER_BRANCH_WRITES, tensors=True),
+    known_bug(other_branch_reads_dead_tensor, BRANCH_SEES_OTHER_BRANCH_WRITES, tensors=True),
+    known_bug(return_reads_what_other_branch_wrote, BRANCH_SEES_OTHER_BRANCH_WRITES,
+              tensors=True)))
+@pytest.mark.parametrize("x", [-1])
+def test_branch_reads_variable_the_other_branch_assigns(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
 
