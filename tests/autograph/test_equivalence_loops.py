@@ -153,6 +153,45 @@ def break_deep_in_ifs(n):
     return i
 
 
+def while_true_with_break(n):
+    i = 0
+    while True:
+        i += 1
+        if i >= n:
+            break
+    return i
+
+
+def while_true_with_return(n):
+    total = 0
+    while True:
+        total += n
+        if total > 20:
+            return total
+        if n <= 0:
+            return -1
+
+
+@pytest.mark.parametrize("f, tensors", cases(while_true_with_break, while_true_with_return))
+@pytest.mark.parametrize("n", [-1, 1, 4])
+def test_while_true(f, n, tensors):
+    assert_equivalent(f, n, tensors=tensors)
+
+
+def continue_over_tensor_rows(m):
+    total = 0.0
+    for row in m:
+        if rt.reduce_sum(row) < 0:
+            continue
+        total += rt.reduce_max(row)
+    return total
+
+
+def test_continue_over_tensor_rows():
+    assert_equivalent(continue_over_tensor_rows,
+                      np.array([[1.0, 2.0], [-5.0, 1.0], [3.0, 0.5]], np.float32))
+
+
 @pytest.mark.parametrize("f, tensors", cases(
     while_break, while_continue, while_break_and_continue,
     nested_while_break_inner_and_outer,
@@ -409,6 +448,24 @@ def for_over_python_list_with_tensor_break(x):
     return s
 
 
+def for_over_python_list_with_tensor_return(x):
+    for k in [5, 10, 50]:
+        if x < k:
+            return k
+    return -1
+
+
+def for_else_over_python_list_with_tensor_break(x):
+    found = 0
+    for k in (3, 8, 20):
+        if x == k:
+            found = k
+            break
+    else:
+        found = -1
+    return found
+
+
 def for_over_python_tuple_of_tensors_sum(x):
     return for_over_python_tuple_of_tensors(x, 3)
 
@@ -416,8 +473,9 @@ def for_over_python_tuple_of_tensors_sum(x):
 @pytest.mark.parametrize("f, tensors", cases(
     for_over_python_list, for_over_python_tuple_of_tensors_sum,
     for_over_dict,
-    for_over_python_list_with_tensor_break))
-@pytest.mark.parametrize("x", [2, 7, 100])
+    for_over_python_list_with_tensor_break, for_over_python_list_with_tensor_return,
+    for_else_over_python_list_with_tensor_break))
+@pytest.mark.parametrize("x", [2, 7, 8, 100])
 def test_for_over_python_iterables(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
