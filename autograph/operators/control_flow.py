@@ -345,8 +345,8 @@ def _initial_state(init, names, probe_body, get_state, set_state):
                 out[i] = TensorList.from_list(value, names[i])
             else:
                 sample = probed[i]
-                if len(sample):       # appended to in the body: a tensor list
-                    out[i] = TensorList.empty_like(sample[0])
+                if isinstance(sample, _ProbeList) and sample.element is not None:
+                    out[i] = TensorList.empty_like(sample.element)   # appended to in the body
         elif is_undefined(value):
             assigned = probed[i]
             if is_undefined(assigned):
@@ -370,10 +370,33 @@ def _probe(init, probe_body, get_state, set_state):
         set_state(tuple(init))
 
 
+class _ProbeList:
+    """Stands for an empty list during the probe: it records the first element appended
+    and otherwise stays the same object (so probed branches agree on it)."""
+
+    def __init__(self):
+        self.element = None
+
+    def append(self, element):
+        if self.element is None:
+            self.element = element
+
+    def pop(self, i=None):
+        if self.element is None:
+            raise IndexError("pop from empty list")
+        return self.element
+
+    def __len__(self):
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+
 def _stand_in(value, graph):
-    """A placeholder shaped like a loop-state value (a copy for Python lists)."""
+    """A placeholder shaped like a loop-state value; lists as the loop will carry them."""
     if isinstance(value, list):
-        return list(value)
+        return TensorList.from_list(value, "list") if value else _ProbeList()
     if nest.is_nested(value):
         return nest.map_structure(lambda v: _stand_in(v, graph), value)
     if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
