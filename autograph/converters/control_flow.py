@@ -39,6 +39,7 @@ class _Function:
         self.scope = None
         self.undefined = set()        # names set to ag__.Undefined in this function
         self.closure_writes = {}      # local function name -> enclosing names it writes
+        self.shared = set()           # names generated functions declare nonlocal
 
 
 def _unbound_nonlocals(fn_node):
@@ -101,8 +102,10 @@ class ControlFlowTransformer(transformer.Base):
             # A variable the generated functions share (nonlocal) must be bound in a
             # function around them; one whose every assignment moved into generated
             # functions that do not enclose each other starts undefined here.
-            unbound = sorted(_unbound_nonlocals(node) - {str(q) for q in fn.scope.nonlocals}
-                             - {str(q) for q in fn.scope.globals})
+            unbound = []
+            if fn.shared - ast_util.bound_names(node):
+                unbound = sorted(_unbound_nonlocals(node) - {str(q) for q in fn.scope.nonlocals}
+                                 - {str(q) for q in fn.scope.globals})
             if unbound:
                 node.body = self._undefined_inits(
                     [qual_names.QN(n) for n in unbound]) + node.body
@@ -147,6 +150,7 @@ class ControlFlowTransformer(transformer.Base):
         outer = {qn for qn in simple if qn in fn.scope.nonlocals}
         nonlocal_names = {qn for qn in simple if qn in fn_locals and (qn in state or qn in maybe)}
         nonlocal_names |= outer
+        fn.shared.update(str(qn) for qn in nonlocal_names)
         undefined = [qn for qn in state if not qn.is_composite() and qn not in maybe
                      and qn in fn_locals]
         # An attribute or item the statement creates may not exist before it.
