@@ -368,11 +368,6 @@ def truthiness_of_tensor(x):
     return 0
 
 
-@pytest.mark.parametrize("x", [True, False])
-def test_truthiness_of_bools(x, tensors):
-    assert_equivalent(truthiness_of_tensor, x, tensors=tensors)
-
-
 def truthiness_in_while_and_expressions(x):
     n = 0
     while x:
@@ -381,12 +376,14 @@ def truthiness_in_while_and_expressions(x):
     return n, (1 if n else 2)
 
 
-@pytest.mark.parametrize("f, tensors", cases(
-    truthiness_of_tensor,
-    truthiness_in_while_and_expressions))
+@pytest.mark.parametrize("x", [True, False, 0, 3])
+def test_truthiness_of_scalar_tensors(x, tensors):
+    assert_equivalent(truthiness_of_tensor, x, tensors=tensors)
+
+
 @pytest.mark.parametrize("x", [0, 3])
-def test_truthiness_of_int_tensors(f, x, tensors):
-    assert_equivalent(f, x, tensors=tensors)
+def test_truthiness_as_loop_condition(x, tensors):
+    assert_equivalent(truthiness_in_while_and_expressions, x, tensors=tensors)
 
 
 def condition_is_tensor_from_python_ints(x, limit):

@@ -98,17 +98,9 @@ def test_lists(f, x, tensors):
 
 @pytest.mark.parametrize("f, tensors", cases(
     append_in_tensor_loop_then_stack, append_in_tensor_for_then_convert,
-    append_to_list_with_elements))
+    append_to_list_with_elements, pop_in_tensor_loop, pop_inside_expression_in_tensor_loop))
 @pytest.mark.parametrize("n", [1, 4])
-def test_append_in_tensor_loops(f, n, tensors):
-    assert_equivalent(f, n, tensors=tensors)
-
-
-@pytest.mark.parametrize("f, tensors", cases(
-    pop_in_tensor_loop,
-    pop_inside_expression_in_tensor_loop))
-@pytest.mark.parametrize("n", [2, 4])
-def test_pop_in_tensor_loops(f, n, tensors):
+def test_lists_in_tensor_loops(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
 
 
@@ -247,11 +239,9 @@ def attribute_created_in_tensor_if(x):
     return box.extra + box.value
 
 
-@pytest.mark.parametrize("f, tensors", cases(
-    attribute_created_in_tensor_if))
 @pytest.mark.parametrize("x", [-3, 3])
-def test_attribute_created_in_tensor_if(f, x, tensors):
-    assert_equivalent(f, x, tensors=tensors)
+def test_attribute_created_in_tensor_if(x, tensors):
+    assert_equivalent(attribute_created_in_tensor_if, x, tensors=tensors)
 
 
 def vector_arguments(v, w):

@@ -2,7 +2,7 @@
 
 A small grammar generates functions `f(x, y)` of nested if / elif / else, while loops
 (each bounded by its own counter, so every program terminates), for loops over ranges,
-break, continue, early return and print, over int variables. Every variable is assigned
+break, continue, early return, print and conditional expressions, over int variables. Every variable is assigned
 at the top, so no program legitimately fails in graph mode (a variable defined on one
 path only is a StagingError by design). Each program is written to a file and imported
 (conversion reads the source) and checked with `assert_equivalent` on `rt.constant`
@@ -50,7 +50,9 @@ class _Program:
 
     def expression(self, scope):
         left, right = self.atom(scope), self.atom(scope)
-        op = self.draw(st.sampled_from(("+", "-", "*", "//", "%")))
+        op = self.draw(st.sampled_from(("+", "-", "*", "//", "%", "if")))
+        if op == "if":
+            return f"{left} if {self.condition(scope)} else {right}"
         if op in ("//", "%"):
             return f"{left} {op} {self.draw(st.integers(1, 4))}"
         return f"({left} {op} {right}) % 97"        # bounded: no int32 overflow
