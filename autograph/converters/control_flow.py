@@ -130,7 +130,7 @@ class ControlFlowTransformer(transformer.Base):
                 modified |= fn.closure_writes.get(used, set())
         return modified
 
-    def _state(self, node, modified, live, read=frozenset()):
+    def _state(self, node, modified, live, read=frozenset(), reset=frozenset()):
         """(state symbols, nonlocal names, global names, undefined, maybe undefined)."""
         fn = self.state[_Function]
         defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, frozenset())
@@ -145,6 +145,8 @@ class ControlFlowTransformer(transformer.Base):
                     state.append(qn)
             elif qn in live or qn in fn.scope.nonlocals or qn in fn.scope.globals:
                 state.append(qn)       # read later, or visible outside the function
+            elif qn in maybe and qn in reset:
+                state.append(qn)       # a branch reads it first: reset between branch traces
         simple = [qn for qn in modified if not qn.is_composite() and not _is_generated_name(qn)]
         declared_global = {qn for qn in simple if qn in fn.scope.globals}
         outer = {qn for qn in simple if qn in fn.scope.nonlocals}
@@ -218,6 +220,12 @@ class ControlFlowTransformer(transformer.Base):
 
     # -- if ---------------------------------------------------------------------------------
     def visit_If(self, node):
+        # What a branch reads before writing it: a value the other branch's trace must not
+        # leave behind (captured before the branches are rewritten).
+        branches_live_in = anno.getanno(node, anno.Static.LIVE_VARS_IN_BODY, frozenset())
+        if node.orelse:
+            branches_live_in |= anno.getanno(node.orelse[0], anno.Static.LIVE_VARS_IN,
+                                             frozenset())
         node = self.generic_visit(node)
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         orelse_scope = anno.getanno(node, anno.Static.ORELSE_SCOPE)
@@ -225,7 +233,7 @@ class ControlFlowTransformer(transformer.Base):
         modified = self._modified(body_scope, orelse_scope)
         read = body_scope.read | orelse_scope.read
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
-            node, modified, live_out, read)
+            node, modified, live_out, read, branches_live_in)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         body_def, body_name = self._body_function("if_body", node.body, nonlocals, globals_)

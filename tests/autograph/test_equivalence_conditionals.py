@@ -2,7 +2,8 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import BRANCH_SEES_OTHER_BRANCH_WRITES, assert_equivalent, cases, known_bug, static
+from equivalence import (BRANCH_SEES_OTHER_BRANCH_WRITES, assert_equivalent, cases, known_bug,
+                         static)
 
 import runtime as rt
 
@@ -151,11 +152,21 @@ def return_reads_what_other_branch_wrote(x):
     return -1
 
 
+def other_branch_reads_deleted_variable(x):
+    t = x + 1
+    if x > 0:
+        del t
+        r = 1
+    else:
+        r = t
+    return r
+
+
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(other_branch_reads_dead_number, BRANCH_SEES_OTHER_BRANCH_WRITES, tensors=True),
-    known_bug(other_branch_reads_dead_tensor, BRANCH_SEES_OTHER_BRANCH_WRITES, tensors=True),
-    known_bug(return_reads_what_other_branch_wrote, BRANCH_SEES_OTHER_BRANCH_WRITES,
-              tensors=True)))
+    known_bug(other_branch_reads_deleted_variable, BRANCH_SEES_OTHER_BRANCH_WRITES,
+              tensors=True),
+    other_branch_reads_dead_number, other_branch_reads_dead_tensor,
+    return_reads_what_other_branch_wrote))
 @pytest.mark.parametrize("x", [-1])
 def test_branch_reads_variable_the_other_branch_assigns(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
