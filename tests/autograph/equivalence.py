@@ -39,6 +39,9 @@ class static:
     def __init__(self, value):
         self.value = value
 
+    def __repr__(self):
+        return f"static({self.value!r})"
+
 
 def arguments(value, tensors):
     """A fresh copy of the argument `value`, numbers made tensors if `tensors`."""
@@ -219,7 +222,9 @@ def cases(*functions, modes=(False, True)):
 
 
 # One-line diagnoses of the bugs these tests found (see the tests using them).
-BRANCH_SEES_OTHER_BRANCH_WRITES = (
-    "converters/control_flow.py visit_If: the state is modified & live-after only, so a "
-    "variable one branch assigns and the other reads but nothing reads after the `if` is not "
-    "reset between the traces of the branches: the else branch sees the true branch's value")
+FSTRING_BREAKS_PRINTER = (
+    "pyct/loader.py _NumberingUnparser.__init__ takes no arguments, but Python 3.11's "
+    "ast._Unparser prints an f-string with type(self)(_avoid_backslashes=True): TypeError")
+DEL_IN_TENSOR_BRANCH = (
+    "converters/control_flow.py visit_If: `del t` in one branch of a tensor `if` deletes the "
+    "shared variable while that branch is traced; the other branch then reads t: NameError")

@@ -2,7 +2,7 @@
 (len abs int float min max range enumerate zip isinstance) on tensors and Python values."""
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, cases, static
+from equivalence import FSTRING_BREAKS_PRINTER, assert_equivalent, cases, known_bug, static
 
 import runtime as rt
 
@@ -74,6 +74,18 @@ def test_print(f, x, tensors):
 def test_print_vectors():
     assert_equivalent(print_vectors, np.array([1, 2, 3], np.int32))
     assert_equivalent(print_vectors, np.array([0.5, -1.25]))
+
+
+def print_formatted_python_values(x, k):
+    # Formatting happens in Python (eagerly or while tracing): only Python values in it.
+    print(f"k={k}!", f"{k:>4}|", "{}-{}".format(k, k + 1), "%d%%" % k, x)
+    return x
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    known_bug(print_formatted_python_values, FSTRING_BREAKS_PRINTER)))
+def test_print_formatted_python_values(f, tensors):
+    assert_equivalent(f, 3, static(7), tensors=tensors)
 
 
 def print_in_helper_and_loop(n):

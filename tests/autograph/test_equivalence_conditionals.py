@@ -2,8 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import (BRANCH_SEES_OTHER_BRANCH_WRITES, assert_equivalent, cases, known_bug,
-                         static)
+from equivalence import DEL_IN_TENSOR_BRANCH, assert_equivalent, cases, known_bug, static
 
 import runtime as rt
 
@@ -163,8 +162,7 @@ def other_branch_reads_deleted_variable(x):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(other_branch_reads_deleted_variable, BRANCH_SEES_OTHER_BRANCH_WRITES,
-              tensors=True),
+    known_bug(other_branch_reads_deleted_variable, DEL_IN_TENSOR_BRANCH, tensors=True),
     other_branch_reads_dead_number, other_branch_reads_dead_tensor,
     return_reads_what_other_branch_wrote))
 @pytest.mark.parametrize("x", [-1])

@@ -2,9 +2,9 @@
 
 A small grammar generates functions `f(x, y)` of nested if / elif / else, while loops
 (each bounded by its own counter, so every program terminates), for loops over ranges,
-break, continue, early return, print and conditional expressions, over int variables. Every variable is assigned
-at the top, so no program legitimately fails in graph mode (a variable defined on one
-path only is a StagingError by design). Each program is written to a file and imported
+break, continue, early return, print and conditional expressions, over int variables.
+Every variable is assigned at the top, so no program legitimately fails in graph mode (a
+variable defined on one path only is a StagingError by design). Each program is written to a file and imported
 (conversion reads the source) and checked with `assert_equivalent` on `rt.constant`
 inputs: same values and same printed text, eagerly and converted.
 
@@ -18,7 +18,7 @@ import tempfile
 import textwrap
 
 import pytest
-from equivalence import BRANCH_SEES_OTHER_BRANCH_WRITES, assert_equivalent, static
+from equivalence import assert_equivalent, static
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -26,11 +26,6 @@ VARIABLES = ("a", "b", "c", "d")
 INPUTS = ("x", "y")
 MAX_DEPTH = 3
 MAX_LOOPS = 3
-
-# Works around BRANCH_SEES_OTHER_BRANCH_WRITES (see equivalence.py): every variable is read
-# right after every `if`. Set to False once test_branch_reads_variable_the_other_branch_assigns
-# passes.
-LIVE_AFTER_EVERY_IF = True
 
 
 class _Program:
@@ -85,10 +80,7 @@ class _Program:
         if in_loop:
             kinds += ["break", "continue"]
         kind = self.draw(st.sampled_from(kinds))
-        lines = getattr(self, "_" + kind)(depth, scope, in_loop)
-        if LIVE_AFTER_EVERY_IF and kind.startswith(("if", "elif")):
-            lines.append(f"print('after', {', '.join(VARIABLES)})")
-        return lines
+        return getattr(self, "_" + kind)(depth, scope, in_loop)
 
     def _assign(self, depth, scope, in_loop):
         return [f"{self.draw(st.sampled_from(VARIABLES))} = {self.expression(scope)}"]
@@ -195,8 +187,6 @@ def test_random_programs_behave_the_same_converted(source, x, y, static_y):
 
 # -- regressions: programs the property found, pasted as they were generated ------------
 
-_BUG = pytest.mark.xfail(strict=True, reason=BRANCH_SEES_OTHER_BRANCH_WRITES)
-
 REGRESSIONS = [
     # The first program found (shrunk): conversion failed with "no binding for nonlocal"
     # (a return inside nested loops), fixed since.
@@ -237,8 +227,8 @@ REGRESSIONS = [
             a += a
             return a, b, c, d, 0
         """, 3, 2, False, id="return-in-nested-loops"),
-    # The true branch (traced first) sets `a = 6`; the elif test then reads 6, not 0,
-    # so 'p0' is never printed.
+    # The true branch (traced first) set `a = 6`; the elif test then read 6, not 0, so
+    # 'p0' was never printed (a variable dead after an `if` was not part of its state).
     pytest.param("""
         def f(x, y):
             a = 0
@@ -270,9 +260,9 @@ REGRESSIONS = [
                 a = b % 1
             a = b // 3
             return a, b, c, d, 0
-        """, 2, 2, False, id="elif-test-sees-true-branch-write", marks=_BUG),
-    # A silently wrong result (reduced by hand from a 66-line program): the else branch
-    # returns the `a` the true branch doubled.
+        """, 2, 2, False, id="elif-test-sees-true-branch-write"),
+    # A silently wrong result (reduced from a 66-line program): the else branch returned
+    # the `a` the true branch doubled, for the same reason.
     pytest.param("""
         def f(x, y):
             b = 1
@@ -286,7 +276,7 @@ REGRESSIONS = [
                 return 0, a, b, c, d
             a = 5 // 4
             return a, b, c, d, 0
-        """, 5, -6, False, id="return-sees-true-branch-write", marks=_BUG),
+        """, 5, -6, False, id="return-sees-true-branch-write"),
 ]
 
 
