@@ -50,8 +50,8 @@ def load_ast(nodes, indentation="    ", include_source_map=False):
 class _NumberingUnparser(ast._Unparser):  # pylint: disable=protected-access
     """ast.unparse that also records the line on which each statement starts."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **kwargs):      # f-string parts are printed by nested instances
+        super().__init__(**kwargs)
         self.lines = 1
         self.stmt_lines = {}
         self._pending = None
