@@ -129,8 +129,9 @@ def _lines_inside_tokens(source):
 
 
 def _function_of(entity):
-    fn = inspect.unwrap(entity) if callable(entity) else entity
-    fn = getattr(fn, "__func__", fn)
+    # No inspect.unwrap: a decorator's wrapper is the function that runs, so its own
+    # source is the one to convert (the wrapped function is converted when it is called).
+    fn = getattr(entity, "__func__", entity)
     if not hasattr(fn, "__code__"):
         raise SourceUnavailableError(
             f"{entity!r} is not a Python function: only functions, methods and "
@@ -140,7 +141,8 @@ def _function_of(entity):
 
 def _source_lines(fn):
     try:
-        lines, first_lineno = inspect.getsourcelines(fn)
+        # The code object, not the function: getsourcelines would follow __wrapped__.
+        lines, first_lineno = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as e:
         raise SourceUnavailableError(
             f"could not get the source code of {fn!r} ({e}). Functions must be "

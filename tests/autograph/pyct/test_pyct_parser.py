@@ -77,9 +77,15 @@ def test_parses_a_nested_function():
 
 
 def test_decorators_stay_in_the_node():
-    node, _ = parser.parse_entity(decorated)
+    node, _ = parser.parse_entity(decorated.__wrapped__)
     assert node.name == "decorated"
     assert [d.id for d in node.decorator_list] == ["decorator"]
+
+
+def test_a_wrapper_is_parsed_as_itself_not_as_what_it_wraps():
+    # The wrapper is the code that runs when `decorated` is called.
+    node, _ = parser.parse_entity(decorated)
+    assert node.name == "wrapper"
 
 
 def test_dedent_keeps_multiline_strings_intact():
