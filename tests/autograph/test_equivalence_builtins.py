@@ -2,7 +2,7 @@
 (len abs int float min max range enumerate zip isinstance) on tensors and Python values."""
 import numpy as np
 import pytest
-from equivalence import FSTRING_BREAKS_PRINTER, assert_equivalent, cases, known_bug, static
+from equivalence import assert_equivalent, cases, static
 
 import runtime as rt
 
@@ -83,7 +83,7 @@ def print_formatted_python_values(x, k):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(print_formatted_python_values, FSTRING_BREAKS_PRINTER)))
+    print_formatted_python_values))
 def test_print_formatted_python_values(f, tensors):
     assert_equivalent(f, 3, static(7), tensors=tensors)
 
