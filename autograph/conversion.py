@@ -207,22 +207,22 @@ _by_function = weakref.WeakKeyDictionary()
 
 def convert(fn, options):
     """The converted version of the plain function or lambda `fn` (cached)."""
-    try:
-        return _by_function[fn][options]
-    except (KeyError, TypeError):
-        pass
-    key = (fn.__code__, options)
     with _cache_lock:
+        try:
+            return _by_function[fn][options]
+        except (KeyError, TypeError):
+            pass
+        key = (fn.__code__, options)
         converted = _cache.get(key)
         if converted is None:
             converted = _load(fn, generate(fn, options))
             _cache[key] = converted
-    new_fn = _instantiate(fn, converted, options)
-    try:
-        _by_function.setdefault(fn, {})[options] = new_fn
-    except TypeError:
-        pass
-    return new_fn
+        new_fn = _instantiate(fn, converted, options)
+        try:
+            _by_function.setdefault(fn, {})[options] = new_fn
+        except TypeError:
+            pass
+        return new_fn
 
 
 def _instantiate(fn, converted, options):
@@ -236,7 +236,6 @@ def _instantiate(fn, converted, options):
     new_fn.__qualname__ = fn.__qualname__
     new_fn.__doc__ = fn.__doc__
     new_fn.__module__ = fn.__module__
-    new_fn.__wrapped__ = fn
     new_fn.ag_source = converted.source
     return new_fn
 
