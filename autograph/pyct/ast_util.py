@@ -21,13 +21,20 @@ def _copy(node, preserve):
         return tuple(_copy(n, preserve) for n in node)
     if not isinstance(node, gast.AST):
         return node
-    fields = {f: _copy(getattr(node, f, None), preserve) for f in node._fields}
-    new_node = type(node)(**fields)
-    for attr in node._attributes:
-        if hasattr(node, attr):
-            setattr(new_node, attr, getattr(node, attr))
-    for key in preserve:
-        anno.copyanno(node, new_node, key)
+    # Copying the instance dict (fields and location attributes) is much faster than
+    # calling the node constructor, which validates every field.
+    cls = node.__class__
+    new_node = cls.__new__(cls)
+    fields = new_node.__dict__
+    for key, value in node.__dict__.items():
+        if key == anno.ANNO_ATTR:
+            continue
+        fields[key] = _copy(value, preserve) if isinstance(value, (list, gast.AST)) else value
+    annos = node.__dict__.get(anno.ANNO_ATTR)
+    if annos and preserve:
+        kept = {k: v for k, v in annos.items() if k in preserve}
+        if kept:
+            fields[anno.ANNO_ATTR] = kept
     return new_node
 
 
