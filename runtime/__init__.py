@@ -54,3 +54,13 @@ random = _types.SimpleNamespace(
     truncated_normal=_random_ops.truncated_normal, set_seed=_random_ops.set_seed)
 
 __version__ = "0.1.0.dev0"
+
+_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary")
+
+
+def __getattr__(name):
+    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`: imported on first use (fast `import`)."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
