@@ -41,6 +41,8 @@ from .variables import Variable, global_variables_initializer, trainable_variabl
 from .control_flow import cond, control_dependencies, group, no_op, while_loop
 from .function import ConcreteFunction, Function, TensorSpec, function
 from .session import Session, placeholder
+from .gradients import (GradientTape, gradients, gradients_function, implicit_gradients,
+                        implicit_value_and_gradients, value_and_gradients_function)
 
 nn = _types.SimpleNamespace(
     softmax=_nn_ops.softmax, log_softmax=_nn_ops.log_softmax,

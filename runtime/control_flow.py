@@ -16,6 +16,7 @@ from . import nest
 from .auto_control_deps import add_control_dependencies
 from .executor import run_graph
 from .graph import Graph, Operation
+from .ops import array_ops
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
 from .shapes import TensorShape
@@ -78,15 +79,17 @@ def _capture_inputs(graphs):
 
 # -- cond ----------------------------------------------------------------------------------
 
-def _cond_kernel(pred, *captures, then_graph, else_graph, then_map, else_map):
+def _cond_kernel(pred, *captures, then_graph, else_graph, then_map, else_map, n_outputs=None):
     if pred:
-        return run_graph(then_graph, [captures[i] for i in then_map])
-    return run_graph(else_graph, [captures[i] for i in else_map])
+        outputs = run_graph(then_graph, [captures[i] for i in then_map])
+    else:
+        outputs = run_graph(else_graph, [captures[i] for i in else_map])
+    return outputs if n_outputs is None else outputs[:n_outputs]
 
 
-def _cond_infer(inputs, then_graph, else_graph, then_map, else_map):
+def _cond_infer(inputs, then_graph, else_graph, then_map, else_map, n_outputs=None):
     return [(a.shape.most_specific_compatible_shape(b.shape), a.dtype)
-            for a, b in zip(then_graph.outputs, else_graph.outputs)]
+            for a, b in zip(then_graph.outputs, else_graph.outputs)][:n_outputs]
 
 
 _COND = registry.register("cond", _cond_kernel, _cond_infer, multi=True)
@@ -278,7 +281,7 @@ def _python_to_branch_tensor(value, dtype, graph, what, branch):
 # -- while_loop -----------------------------------------------------------------------------
 
 def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
-                  maximum_iterations):
+                  maximum_iterations, stacks=None):
     values = list(args[:n_vars])
     rest = args[n_vars:]
     if maximum_iterations == "input":
@@ -287,17 +290,29 @@ def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
         limit = maximum_iterations
     cond_caps = [rest[i] for i in cond_map]
     body_caps = [rest[i] for i in body_map]
+    stacked = [[] for _ in range(stacks or 0)]
     i = 0
     while limit is None or i < limit:
         if not run_graph(cond_graph, values + cond_caps)[0]:
             break
-        values = run_graph(body_graph, values + body_caps)
+        outputs = run_graph(body_graph, values + body_caps)
+        values = outputs[:n_vars]
+        for stack, value in zip(stacked, outputs[n_vars:]):
+            stack.append(value)
         i += 1
-    return values
+    if stacks is None:
+        return values
+    return values + [np.asarray(i, np.int32)] + [
+        part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in _pack(stack, t)]
 
 
-def _while_infer(inputs, n_vars, cond_graph, body_graph, **_):
-    return [(t.shape, t.dtype) for t in body_graph.inputs]
+def _while_infer(inputs, n_vars, cond_graph, body_graph, stacks=None, **_):
+    specs = [(t.shape, t.dtype) for t in body_graph.inputs]
+    if stacks is not None:
+        specs.append((TensorShape([]), dtypes.int32))
+        for t in body_graph.outputs[n_vars:n_vars + stacks]:
+            specs.extend(_stack_specs(t))
+    return specs
 
 
 _WHILE = registry.register("while", _while_kernel, _while_infer, multi=True)
@@ -531,6 +546,112 @@ def _invariants(shape_invariants, structure, flat_init, single, names):
                              f"initial shape {t.shape}")
         out.append(inv)
     return out
+
+
+# -- what gradients need: forward values of sub-graphs as extra outputs ------------------------
+# A gradient of a cond or while op needs values computed inside its sub-graphs. It asks
+# for them here: the value becomes one more output of the sub-graph (so graph copies and
+# passes keep it) and the op gains an output. A cond's other branch outputs zeros in its
+# place (never read). A loop's body outputs beyond its loop variables are collected at
+# every iteration: the loop also outputs its trip count and, per collected tensor, the
+# values packed as (1-D values, index rows [offset, *shape]), so shapes may change from
+# one iteration to the next; `stack_get` reads iteration i back. The op's attributes
+# count its outputs (`n_outputs`, `stacks`), as copies of an op share sub-graphs.
+
+
+def _add_output(op, shape, dtype):
+    op.outputs = op.outputs + (SymbolicTensor(op, len(op.outputs), shape, dtype),)
+    op.graph._plans.clear()
+
+
+def _add_subgraph_output(graph, tensor):
+    graph.outputs = list(graph.outputs) + [tensor]
+    graph._plans.clear()
+    return len(graph.outputs) - 1
+
+
+def expose_branch_value(op, side, tensor):
+    """The output of cond `op` giving `tensor` of its "then" or "else" branch."""
+    mine = op.attrs[f"{side}_graph"]
+    other = op.attrs["else_graph" if side == "then" else "then_graph"]
+    k = next((k for k, t in enumerate(mine.outputs) if t is tensor), None)
+    if k is None:
+        with other.as_default():
+            dims = None if tensor.shape.rank is None else [d or 0 for d in tensor.shape.dims]
+            unused = registry.constant(np.zeros(dims or [0], tensor.dtype.np)) if dims is None \
+                else array_ops.zeros(dims, tensor.dtype)
+        _add_subgraph_output(other, unused)
+        k = _add_subgraph_output(mine, tensor)
+    pairs = list(zip(op.attrs["then_graph"].outputs, op.attrs["else_graph"].outputs))
+    while len(op.outputs) <= k:
+        a, b = pairs[len(op.outputs)]
+        _add_output(op, a.shape.most_specific_compatible_shape(b.shape), a.dtype)
+    op.attrs = dict(op.attrs, n_outputs=len(op.outputs))
+    return op.outputs[k]
+
+
+def loop_trip_count(op):
+    """The output of while `op` counting its iterations (added once)."""
+    if op.attrs.get("stacks") is None:
+        op.attrs = dict(op.attrs, stacks=0)
+        _add_output(op, TensorShape([]), dtypes.int32)
+    return op.outputs[op.attrs["n_vars"]]
+
+
+def loop_stack(op, tensor):
+    """The outputs (values, index) of while `op` holding body `tensor` at every iteration."""
+    loop_trip_count(op)
+    n, body = op.attrs["n_vars"], op.attrs["body_graph"]
+    k = next((k for k, t in enumerate(body.outputs[n:]) if t is tensor), None)
+    if k is None:
+        k = _add_subgraph_output(body, tensor) - n
+    while op.attrs["stacks"] <= k:
+        for shape, dtype in _stack_specs(body.outputs[n + op.attrs["stacks"]]):
+            _add_output(op, shape, dtype)
+        op.attrs = dict(op.attrs, stacks=op.attrs["stacks"] + 1)
+    return op.outputs[n + 1 + 2 * k], op.outputs[n + 2 + 2 * k]
+
+
+def _stack_specs(t):
+    rank = t.shape.rank
+    return [(TensorShape([None]), t.dtype),
+            (TensorShape([None, None if rank is None else rank + 1]), dtypes.int64)]
+
+
+def _pack(arrays, t):
+    """(values, index) of a list of arrays: raveled and joined, and rows [offset, *shape]."""
+    if not arrays:
+        rank = t.shape.rank or 0
+        return np.zeros(0, t.dtype.np), np.zeros((0, rank + 1), np.int64)
+    offsets = np.cumsum([0] + [a.size for a in arrays[:-1]])
+    index = np.array([[o, *a.shape] for o, a in zip(offsets, arrays)], np.int64)
+    return np.concatenate([a.ravel() for a in arrays]), index.reshape(len(arrays), -1)
+
+
+def _stack_get_kernel(values, index, i, shape):
+    row = index[int(i)]
+    size = int(np.prod(row[1:]))
+    return values[row[0]:row[0] + size].reshape(tuple(row[1:]))
+
+
+def _stack_get_infer(inputs, shape):
+    return [(TensorShape(shape), inputs[0].dtype)]
+
+
+def _stack_get_grad(op, grad):
+    raise NotImplementedError(
+        "Gradients of gradients through a while loop are not supported (the backward loop "
+        "reads values the forward loop stacked).")
+
+
+_STACK_GET = registry.register("stack_get", _stack_get_kernel, _stack_get_infer,
+                               grad=_stack_get_grad)
+
+
+def stack_get(values, index, i, like):
+    """Iteration `i`'s value of a loop stack (values, index) of body tensor `like`."""
+    dims = None if like.shape.rank is None else tuple(like.shape.dims)
+    return apply(_STACK_GET, [values, index, i], {"shape": dims})
 
 
 # -- control dependencies -------------------------------------------------------------------

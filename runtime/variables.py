@@ -16,6 +16,7 @@ from . import context
 from . import dtypes
 from .errors import FailedPreconditionError
 from .ops import registry
+from .ops.math_ops import no_gradient
 from .ops.registry import apply, convert_to_tensor
 from . import shapes
 from .shapes import TensorShape
@@ -92,12 +93,16 @@ def _assign_infer(inputs, var):
 
 
 _READ = registry.register("read_variable", _read_kernel, _read_infer, effect="read")
+# A read's gradient goes to its variable (the backward pass handles read_variable);
+# nothing flows through an assignment.
 _ASSIGN = registry.register("assign", _assign_kernel, _assign_infer, stateful=True,
-                            effect="write")
+                            effect="write", grad=no_gradient)
 _ASSIGN_ADD = registry.register("assign_add", _update_kernel(np.add, "add", "to"),
-                                _update_infer("add", "to"), stateful=True, effect="write")
+                                _update_infer("add", "to"), stateful=True, effect="write",
+                                grad=no_gradient)
 _ASSIGN_SUB = registry.register("assign_sub", _update_kernel(np.subtract, "subtract", "from"),
-                                _update_infer("subtract", "from"), stateful=True, effect="write")
+                                _update_infer("subtract", "from"), stateful=True, effect="write",
+                                grad=no_gradient)
 
 
 def _in_function_graph(graph):

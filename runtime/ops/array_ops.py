@@ -13,6 +13,8 @@ from ..shapes import TensorShape, broadcast
 from ..tensor import SymbolicTensor, Tensor
 from . import registry
 from .math_ops import _norm_axis, apply_checked, cast, checked, convert_all, result_dtype
+from .math_ops import (_select, _shape_of, fill_missing, logical_not, no_gradient, reduce_sum,
+                       unbroadcast)
 from .registry import apply, constant, constant_value, convert_to_tensor
 
 # -- shape arguments --------------------------------------------------------------------
@@ -40,6 +42,14 @@ def _dynamic_shape_infer(shape_tensor):
     """Static knowledge of a run-time shape tensor: its rank when its length is known."""
     n = shape_tensor.shape[0] if shape_tensor.shape.rank == 1 else None
     return TensorShape(None) if n is None else TensorShape([None] * n)
+
+
+def shape_tensor_infer(shape_tensor):
+    """The shape a shape tensor gives: its value when constant, else `_dynamic_shape_infer`."""
+    value = constant_value(shape_tensor)
+    if value is not None:
+        return TensorShape([int(d) for d in np.ravel(value)])
+    return _dynamic_shape_infer(shape_tensor)
 
 
 # -- reshape / transpose / expand / squeeze ------------------------------------------------
@@ -74,7 +84,11 @@ def _reshape_infer(inputs, shape=None):
     return [(TensorShape(shape), x.dtype)]
 
 
-_RESHAPE = registry.register("reshape", _reshape_kernel, _reshape_infer)
+def _reshape_grad(op, grad):
+    return [reshape(grad, _shape_of(op.inputs[0]))] + [None] * (len(op.inputs) - 1)
+
+
+_RESHAPE = registry.register("reshape", _reshape_kernel, _reshape_infer, grad=_reshape_grad)
 
 
 def reshape(tensor, shape, name=None):
@@ -102,7 +116,13 @@ def _transpose_infer(inputs, perm):
     return [(TensorShape([x.shape.dims[p] for p in perm]), x.dtype)]
 
 
-_TRANSPOSE = registry.register("transpose", _transpose_kernel, _transpose_infer)
+def _transpose_grad(op, grad):
+    perm = op.attrs["perm"]
+    return [transpose(grad, None if perm is None else [int(p) for p in np.argsort(perm)])]
+
+
+_TRANSPOSE = registry.register("transpose", _transpose_kernel, _transpose_infer,
+                               grad=_transpose_grad)
 
 
 def transpose(a, perm=None, name=None):
@@ -133,7 +153,8 @@ def _expand_dims_infer(inputs, axis):
     return [(TensorShape(dims), x.dtype)]
 
 
-_EXPAND_DIMS = registry.register("expand_dims", _expand_dims_kernel, _expand_dims_infer)
+_EXPAND_DIMS = registry.register("expand_dims", _expand_dims_kernel, _expand_dims_infer,
+                                 grad=_reshape_grad)
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
@@ -168,7 +189,7 @@ def _squeeze_infer(inputs, axis):
     return [(TensorShape([d for i, d in enumerate(x.shape.dims) if i not in axis]), x.dtype)]
 
 
-_SQUEEZE = registry.register("squeeze", _squeeze_kernel, _squeeze_infer)
+_SQUEEZE = registry.register("squeeze", _squeeze_kernel, _squeeze_infer, grad=_reshape_grad)
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
@@ -266,7 +287,21 @@ def _concat_infer(inputs, axis):
     return [(TensorShape(dims), dtype)]
 
 
-_CONCAT = registry.register("concat", _concat_kernel, _concat_infer)
+def _concat_grad(op, grad):
+    """Pieces of `grad` as long as each input along the axis (split, or slices at run time)."""
+    axis = op.attrs["axis"]
+    sizes = [t.shape[axis] if t.shape.rank is not None else None for t in op.inputs]
+    if None not in sizes:
+        return split(grad, sizes, axis)
+    pieces, start = [], 0
+    for t, n in zip(op.inputs, sizes):
+        stop = start + (n if n is not None else shape(t)[axis])
+        pieces.append(grad[(slice(None),) * axis + (slice(start, stop),)])
+        start = stop
+    return pieces
+
+
+_CONCAT = registry.register("concat", _concat_kernel, _concat_infer, grad=_concat_grad)
 
 
 def _rank_axis(axis, shape, extra=0, known_rank=False):
@@ -318,7 +353,11 @@ def _stack_infer(inputs, axis):
     return [(TensorShape(dims), inputs[0].dtype)]
 
 
-_STACK = registry.register("stack", _stack_kernel, _stack_infer)
+def _stack_grad(op, grad):
+    return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"])
+
+
+_STACK = registry.register("stack", _stack_kernel, _stack_infer, grad=_stack_grad)
 
 
 def stack(values, axis=0, name=None):
@@ -358,7 +397,12 @@ def _unstack_infer(inputs, num, axis):
     return [(TensorShape(dims), x.dtype)] * num
 
 
-_UNSTACK = registry.register("unstack", _unstack_kernel, _unstack_infer, multi=True)
+def _unstack_grad(op, *grads):
+    return [stack(fill_missing(op, grads), axis=op.attrs["axis"])]
+
+
+_UNSTACK = registry.register("unstack", _unstack_kernel, _unstack_infer, multi=True,
+                             grad=_unstack_grad)
 
 
 def unstack(value, num=None, axis=0, name=None):
@@ -404,7 +448,11 @@ def _split_infer(inputs, sizes, axis):
     return out
 
 
-_SPLIT = registry.register("split", _split_kernel, _split_infer, multi=True)
+def _split_grad(op, *grads):
+    return [concat(fill_missing(op, grads), op.attrs["axis"])]
+
+
+_SPLIT = registry.register("split", _split_kernel, _split_infer, multi=True, grad=_split_grad)
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
@@ -457,7 +505,17 @@ def _tile_infer(inputs, multiples):
              x.dtype)]
 
 
-_TILE = registry.register("tile", _tile_kernel, _tile_infer)
+def _tile_grad(op, grad):
+    """Sum over the copies: `grad` reshaped to [m0, d0, m1, d1, ...], summed over the m's."""
+    x, multiples = op.inputs[0], op.attrs["multiples"]
+    if x.shape.is_fully_defined():
+        pairs = [n for m, d in zip(multiples, x.shape.as_list()) for n in (m, d)]
+    else:
+        pairs = reshape(stack([constant(np.array(multiples, np.int32)), shape(x)], axis=1), [-1])
+    return [reduce_sum(reshape(grad, pairs), list(builtins.range(0, 2 * len(multiples), 2)))]
+
+
+_TILE = registry.register("tile", _tile_kernel, _tile_infer, grad=_tile_grad)
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -485,7 +543,41 @@ def _gather_infer(inputs, axis):
     return [(TensorShape(dims[:axis] + indices.shape.dims + dims[axis + 1:]), params.dtype)]
 
 
-_GATHER = registry.register("gather", _gather_kernel, _gather_infer)
+def _scatter_add(shape, positions, values):
+    """Zeros of `shape` plus each of `values` at its flat position (repeats add up)."""
+    size = int(np.prod(shape))
+    flat = np.bincount(positions.ravel(), weights=values.ravel(), minlength=size)
+    return flat.reshape(tuple(int(d) for d in shape)).astype(values.dtype)
+
+
+def _positions(shape):
+    return np.arange(int(np.prod(shape))).reshape(tuple(int(d) for d in shape))
+
+
+def _gather_grad_kernel(shape, grad, indices, axis):
+    return _scatter_add(shape, np.take(_positions(shape), indices, axis=axis), grad)
+
+
+def _scatter_infer(inputs, **_):
+    """gather_grad and getitem_grad: inputs (shape, grad, ...) give a tensor of that shape."""
+    return [(shape_tensor_infer(inputs[0]), inputs[1].dtype)]
+
+
+def _gather_grad_grad(op, grad):
+    return [None, gather(grad, op.inputs[2], op.attrs["axis"]), None]
+
+
+_GATHER_GRAD = registry.register("gather_grad", _gather_grad_kernel, _scatter_infer,
+                                 grad=_gather_grad_grad)
+
+
+def _gather_grad(op, grad):
+    params, indices = op.inputs
+    return [apply(_GATHER_GRAD, [shape(params), grad, indices], {"axis": op.attrs["axis"]}),
+            None]
+
+
+_GATHER = registry.register("gather", _gather_kernel, _gather_infer, grad=_gather_grad)
 
 
 def gather(params, indices, axis=0, batch_dims=0, name=None):
@@ -557,7 +649,13 @@ def _where_infer(inputs):
     return [(broadcast(broadcast(cond.shape, x.shape), y.shape), x.dtype)]
 
 
-_WHERE = registry.register("where", _where_kernel, _where_infer)
+def _where_grad(op, grad):
+    cond, x, y = op.inputs
+    return [None, unbroadcast(_select(cond, grad), x),
+            unbroadcast(_select(logical_not(cond), grad), y)]
+
+
+_WHERE = registry.register("where", _where_kernel, _where_infer, grad=_where_grad)
 
 
 def _argwhere_kernel(cond):
@@ -644,7 +742,12 @@ def _broadcast_to_infer(inputs, shape=None):
     return [(target, x.dtype)]
 
 
-_BROADCAST_TO = registry.register("broadcast_to", _broadcast_to_kernel, _broadcast_to_infer)
+def _broadcast_to_grad(op, grad):
+    return [unbroadcast(grad, op.inputs[0])] + [None] * (len(op.inputs) - 1)
+
+
+_BROADCAST_TO = registry.register("broadcast_to", _broadcast_to_kernel, _broadcast_to_infer,
+                                  grad=_broadcast_to_grad)
 
 
 def _broadcast_to(t, shape, name=None):
@@ -677,7 +780,7 @@ def _like_infer(inputs, value, dtype):
     return [(inputs[0].shape, dtype)]
 
 
-_FILL_LIKE = registry.register("fill_like", _like_kernel, _like_infer)
+_FILL_LIKE = registry.register("fill_like", _like_kernel, _like_infer, grad=no_gradient)
 
 
 def _filled_like(input, value, dtype, name):  # noqa: A002
@@ -705,7 +808,7 @@ def _range_length(start, limit, delta):
         return builtins.max(0, int(np.ceil((limit - start) / delta)))
 
 
-_RANGE = registry.register("range", _range_kernel, _range_infer)
+_RANGE = registry.register("range", _range_kernel, _range_infer, grad=no_gradient)
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
@@ -729,8 +832,13 @@ def _same_infer(inputs, **_):
     return [(inputs[0].shape, inputs[0].dtype)]
 
 
-_IDENTITY = registry.register("identity", _identity_kernel, _same_infer)
-_STOP_GRADIENT = registry.register("stop_gradient", _identity_kernel, _same_infer)
+def _identity_grad(op, grad):
+    return [grad]
+
+
+_IDENTITY = registry.register("identity", _identity_kernel, _same_infer, grad=_identity_grad)
+_STOP_GRADIENT = registry.register("stop_gradient", _identity_kernel, _same_infer,
+                                   grad=no_gradient)
 
 
 def identity(input, name=None):  # noqa: A002
@@ -841,7 +949,28 @@ def _slice_length(parts, dim):
     return len(builtins.range(*slice(*parts).indices(dim)))
 
 
-_GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer)
+def _getitem_grad_kernel(shape, grad, *dynamic, spec):
+    positions = np.asarray(_positions(shape)[_index_from_spec(spec, dynamic)])
+    return _scatter_add(shape, positions, grad)
+
+
+def _getitem_grad_grad(op, grad):
+    dynamic = list(op.inputs[2:])
+    return [None, apply(_GETITEM, [grad] + dynamic, dict(op.attrs))] + [None] * len(dynamic)
+
+
+_GETITEM_GRAD = registry.register("getitem_grad", _getitem_grad_kernel, _scatter_infer,
+                                  grad=_getitem_grad_grad)
+
+
+def _getitem_grad(op, grad):
+    """`grad` added into zeros shaped like the input, at the indexed positions."""
+    dynamic = list(op.inputs[1:])
+    return [apply(_GETITEM_GRAD, [shape(op.inputs[0]), grad] + dynamic, dict(op.attrs))] + \
+        [None] * len(dynamic)
+
+
+_GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer, grad=_getitem_grad)
 
 
 def getitem(tensor, key):

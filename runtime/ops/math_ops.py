@@ -117,8 +117,8 @@ def _quiet(fn):
     return kernel
 
 
-def _define_unary(name, kernel):
-    opdef = registry.register(name, kernel, elementwise_infer(kernel))
+def _define_unary(name, kernel, grad=None):
+    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad)
 
     def op(x, name=None):
         return apply(opdef, [convert_to_tensor(x)], {}, name)
@@ -127,8 +127,8 @@ def _define_unary(name, kernel):
     return op
 
 
-def _define_binary(name, kernel):
-    opdef = registry.register(name, kernel, elementwise_infer(kernel))
+def _define_binary(name, kernel, grad=None):
+    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad)
 
     def op(x, y, name=None):
         x, y = convert_pair(x, y)
@@ -148,7 +148,12 @@ def _cast_infer(inputs, dtype):
     return [(inputs[0].shape, dtype)]
 
 
-_CAST = registry.register("cast", _cast_kernel, _cast_infer)
+def _cast_grad(op, grad):
+    x = op.inputs[0]
+    return [cast(grad, x.dtype) if x.dtype.is_floating else None]
+
+
+_CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad)
 
 
 def cast(x, dtype, name=None):
@@ -160,6 +165,193 @@ def cast(x, dtype, name=None):
     if x.dtype == dtype:
         return x
     return apply(_CAST, [x], {"dtype": dtype}, name)
+
+
+# -- gradients ---------------------------------------------------------------------------
+# One function per differentiable op, written with rt ops so that it runs eagerly (for a
+# tape) and symbolically (in graphs) alike: grad(op, *output_grads) returns one gradient,
+# or None, per input. `op` has .inputs, .outputs and .attrs of the forward operation.
+
+
+def no_gradient(op, *grads):
+    """The gradient of an op that nothing flows through (stop_gradient, assignments)."""
+    return [None] * len(op.inputs)
+
+
+def unbroadcast(grad, x):
+    """`grad` summed back to the shape of `x`, undoing numpy broadcasting."""
+    gshape, xshape = grad.shape, x.shape
+    if not (gshape.is_fully_defined() and xshape.is_fully_defined()):
+        return apply(_SUM_TO, [grad, array_ops.shape(x)], {})
+    if gshape == xshape:
+        return grad
+    lead = gshape.rank - xshape.rank
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(xshape.dims)
+                                if d == 1 and gshape.dims[lead + i] != 1]
+    if axes:
+        grad = reduce_sum(grad, axes)
+    return array_ops.reshape(grad, xshape.as_list())
+
+
+def _sum_to_kernel(grad, shape):
+    shape = tuple(int(d) for d in shape)
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and grad.shape[lead + i] != 1)
+    return np.sum(grad, axis=axes).reshape(shape)
+
+
+def _sum_to_infer(inputs):
+    grad, shape = inputs
+    return [(array_ops.shape_tensor_infer(shape), grad.dtype)]
+
+
+def _sum_to_grad(op, grad):
+    return [array_ops.broadcast_to(grad, array_ops.shape(op.inputs[0])), None]
+
+
+_SUM_TO = registry.register("sum_to", _sum_to_kernel, _sum_to_infer, grad=_sum_to_grad)
+
+
+def fill_missing(op, grads):
+    """The output gradients of a multi-output op, zeros for the outputs that got none."""
+    return [array_ops.zeros_like(t) if g is None and t.dtype.is_floating else g
+            for g, t in zip(grads, op.outputs)]
+
+
+def _select(mask, grad):
+    """`grad` where `mask` holds, zero elsewhere (broadcast to their common shape)."""
+    return array_ops.where(mask, grad, array_ops.zeros_like(grad))
+
+
+def _zero_grad(op, grad):
+    """Piecewise constant ops (sign, floor, ceil, round): zero almost everywhere."""
+    return [array_ops.zeros_like(op.inputs[0])]
+
+
+def _negative_grad(op, grad):
+    return [-grad]
+
+
+def _abs_grad(op, grad):
+    return [grad * sign(op.inputs[0])]
+
+
+def _sqrt_grad(op, grad):
+    return [grad / (2 * op.outputs[0])]
+
+
+def _rsqrt_grad(op, grad):
+    y = op.outputs[0]
+    return [grad * -0.5 * y * y * y]
+
+
+def _square_grad(op, grad):
+    return [grad * 2 * op.inputs[0]]
+
+
+def _exp_grad(op, grad):
+    return [grad * op.outputs[0]]
+
+
+def _log_grad(op, grad):
+    return [grad / op.inputs[0]]
+
+
+def _log1p_grad(op, grad):
+    return [grad / (1 + op.inputs[0])]
+
+
+def _sin_grad(op, grad):
+    return [grad * cos(op.inputs[0])]
+
+
+def _cos_grad(op, grad):
+    return [-grad * sin(op.inputs[0])]
+
+
+def _tan_grad(op, grad):
+    return [grad * (1 + square(op.outputs[0]))]
+
+
+def _tanh_grad(op, grad):
+    return [grad * (1 - square(op.outputs[0]))]
+
+
+def _sigmoid_grad(op, grad):
+    y = op.outputs[0]
+    return [grad * y * (1 - y)]
+
+
+def _relu_grad(op, grad):
+    return [_select(greater(op.inputs[0], 0), grad)]
+
+
+def _softplus_grad(op, grad):
+    return [grad * sigmoid(op.inputs[0])]
+
+
+def _reciprocal_grad(op, grad):
+    return [-grad * square(op.outputs[0])]
+
+
+def _add_grad(op, grad):
+    x, y = op.inputs
+    return [unbroadcast(grad, x), unbroadcast(grad, y)]
+
+
+def _subtract_grad(op, grad):
+    x, y = op.inputs
+    return [unbroadcast(grad, x), unbroadcast(-grad, y)]
+
+
+def _multiply_grad(op, grad):
+    x, y = op.inputs
+    return [unbroadcast(grad * y, x), unbroadcast(grad * x, y)]
+
+
+def _divide_grad(op, grad):
+    x, y = op.inputs
+    return [unbroadcast(grad / y, x), unbroadcast(-grad * x / square(y), y)]
+
+
+def _mod_grad(op, grad):
+    x, y = op.inputs
+    return [unbroadcast(grad, x), unbroadcast(-grad * floordiv(x, y), y)]
+
+
+def _pow_grad(op, grad):
+    x, y = op.inputs
+    log_x = array_ops.where(greater(x, 0), log(x), array_ops.zeros_like(x))
+    return [unbroadcast(grad * y * pow(x, y - 1), x),
+            unbroadcast(grad * op.outputs[0] * log_x, y)]
+
+
+def _extremum_grad(pick_x):
+    """maximum/minimum: the gradient goes to x where `pick_x(x, y)` holds, else to y."""
+    def grad_fn(op, grad):
+        x, y = op.inputs
+        mask = pick_x(x, y)
+        return [unbroadcast(_select(mask, grad), x),
+                unbroadcast(_select(logical_not(mask), grad), y)]
+    return grad_fn
+
+
+def _squared_difference_grad(op, grad):
+    x, y = op.inputs
+    d = grad * 2 * (x - y)
+    return [unbroadcast(d, x), unbroadcast(-d, y)]
+
+
+def _clip_grad(op, grad):
+    t, lo, hi = op.inputs
+    inside = logical_and(greater_equal(t, lo), less_equal(t, hi))
+    return [unbroadcast(_select(inside, grad), t), unbroadcast(_select(less(t, lo), grad), lo),
+            unbroadcast(_select(greater(t, hi), grad), hi)]
+
+
+def _add_n_grad(op, grad):
+    return [unbroadcast(grad, x) for x in op.inputs]
 
 
 # -- elementwise -------------------------------------------------------------------------
@@ -178,40 +370,40 @@ def _relu(x):
     return np.maximum(x, x.dtype.type(0))
 
 
-negative = _define_unary("negative", np.negative)
-abs = _define_unary("abs", np.abs)  # noqa: A001 - the public name is rt.abs
-sign = _define_unary("sign", np.sign)
-sqrt = _define_unary("sqrt", _quiet(np.sqrt))
-rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)))
-square = _define_unary("square", np.square)
-exp = _define_unary("exp", _quiet(np.exp))
-log = _define_unary("log", _quiet(np.log))
-log1p = _define_unary("log1p", _quiet(np.log1p))
-sin = _define_unary("sin", np.sin)
-cos = _define_unary("cos", np.cos)
-tan = _define_unary("tan", np.tan)
-tanh = _define_unary("tanh", np.tanh)
-sigmoid = _define_unary("sigmoid", _quiet(_sigmoid))
-relu = _define_unary("relu", _relu)
-softplus = _define_unary("softplus", _quiet(_softplus))
-floor = _define_unary("floor", np.floor)
-ceil = _define_unary("ceil", np.ceil)
-round = _define_unary("round", np.round)  # noqa: A001 - banker's rounding, like TF
-reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal))
+negative = _define_unary("negative", np.negative, _negative_grad)
+abs = _define_unary("abs", np.abs, _abs_grad)  # noqa: A001 - the public name is rt.abs
+sign = _define_unary("sign", np.sign, _zero_grad)
+sqrt = _define_unary("sqrt", _quiet(np.sqrt), _sqrt_grad)
+rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), _rsqrt_grad)
+square = _define_unary("square", np.square, _square_grad)
+exp = _define_unary("exp", _quiet(np.exp), _exp_grad)
+log = _define_unary("log", _quiet(np.log), _log_grad)
+log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad)
+sin = _define_unary("sin", np.sin, _sin_grad)
+cos = _define_unary("cos", np.cos, _cos_grad)
+tan = _define_unary("tan", np.tan, _tan_grad)
+tanh = _define_unary("tanh", np.tanh, _tanh_grad)
+sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad)
+relu = _define_unary("relu", _relu, _relu_grad)
+softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad)
+floor = _define_unary("floor", np.floor, _zero_grad)
+ceil = _define_unary("ceil", np.ceil, _zero_grad)
+round = _define_unary("round", np.round, _zero_grad)  # noqa: A001 - banker's rounding, like TF
+reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal), _reciprocal_grad)
 logical_not = _define_unary("logical_not", np.logical_not)
 invert = _define_unary("invert", np.invert)
 is_nan = _define_unary("is_nan", np.isnan)
 is_finite = _define_unary("is_finite", np.isfinite)
 
-add = _define_binary("add", np.add)
-subtract = _define_binary("subtract", np.subtract)
-multiply = _define_binary("multiply", np.multiply)
-divide = _define_binary("divide", _quiet(np.true_divide))
-floordiv = _define_binary("floordiv", _quiet(np.floor_divide))
-mod = _define_binary("mod", _quiet(np.mod))
-pow = _define_binary("pow", _quiet(np.power))  # noqa: A001
-maximum = _define_binary("maximum", np.maximum)
-minimum = _define_binary("minimum", np.minimum)
+add = _define_binary("add", np.add, _add_grad)
+subtract = _define_binary("subtract", np.subtract, _subtract_grad)
+multiply = _define_binary("multiply", np.multiply, _multiply_grad)
+divide = _define_binary("divide", _quiet(np.true_divide), _divide_grad)
+floordiv = _define_binary("floordiv", _quiet(np.floor_divide), no_gradient)
+mod = _define_binary("mod", _quiet(np.mod), _mod_grad)
+pow = _define_binary("pow", _quiet(np.power), _pow_grad)  # noqa: A001
+maximum = _define_binary("maximum", np.maximum, _extremum_grad(lambda x, y: x >= y))
+minimum = _define_binary("minimum", np.minimum, _extremum_grad(lambda x, y: x <= y))
 equal = _define_binary("equal", np.equal)
 not_equal = _define_binary("not_equal", np.not_equal)
 less = _define_binary("less", np.less)
@@ -224,7 +416,8 @@ logical_xor = _define_binary("logical_xor", np.logical_xor)
 bitwise_and = _define_binary("bitwise_and", np.bitwise_and)
 bitwise_or = _define_binary("bitwise_or", np.bitwise_or)
 bitwise_xor = _define_binary("bitwise_xor", np.bitwise_xor)
-squared_difference = _define_binary("squared_difference", lambda x, y: np.square(x - y))
+squared_difference = _define_binary("squared_difference", lambda x, y: np.square(x - y),
+                                    _squared_difference_grad)
 
 truediv = divide
 floor_div = floordiv
@@ -241,7 +434,8 @@ def _clip_kernel(t, lo, hi):
     return np.minimum(np.maximum(t, lo), hi)
 
 
-_CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip_kernel))
+_CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip_kernel),
+                          grad=_clip_grad)
 
 
 def add_n(inputs, name=None):
@@ -254,7 +448,8 @@ def _add_n_kernel(*xs):
     return functools.reduce(np.add, xs)
 
 
-_ADD_N = registry.register("add_n", _add_n_kernel, elementwise_infer(_add_n_kernel))
+_ADD_N = registry.register("add_n", _add_n_kernel, elementwise_infer(_add_n_kernel),
+                          grad=_add_n_grad)
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -302,12 +497,12 @@ def _axis_attr(axis, x):
     return _norm_axis(axis, x.shape)
 
 
-def _define_reduction(name, kernel, out_dtype=None):
+def _define_reduction(name, kernel, out_dtype=None, grad=None):
     def infer(inputs, axis, keepdims):
         x = inputs[0]
         dtype = out_dtype(x.dtype) if out_dtype else x.dtype
         return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
-    opdef = registry.register(name, kernel, infer)
+    opdef = registry.register(name, kernel, infer, grad=grad)
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
@@ -360,11 +555,59 @@ def _to_bool(_):
     return dtypes.bool_
 
 
-reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int)
-reduce_prod = _define_reduction("reduce_prod", _prod_kernel, _bool_to_int)
-reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _bool_to_int)
-reduce_max = _define_reduction("reduce_max", _max_kernel)
-reduce_min = _define_reduction("reduce_min", _min_kernel)
+def _shape_of(x):
+    """The shape of `x`: a list when known while tracing, else a shape tensor."""
+    return x.shape.as_list() if x.shape.is_fully_defined() else array_ops.shape(x)
+
+
+def _unreduce(op, value):
+    """`value`, shaped like a reduction's output, broadcast back to the input's shape."""
+    axis, keepdims = op.attrs["axis"], op.attrs["keepdims"]
+    if axis is not None and not keepdims:
+        for a in axis:
+            value = array_ops.expand_dims(value, a)
+    return array_ops.broadcast_to(value, _shape_of(op.inputs[0]))
+
+
+def _sum_grad(op, grad):
+    return [_unreduce(op, grad)]
+
+
+def _mean_grad(op, grad):
+    n, m = op.inputs[0].shape.num_elements(), op.outputs[0].shape.num_elements()
+    if n is not None and m is not None:
+        count = n // m if m else 1
+    else:
+        count = (cast(array_ops.size(op.inputs[0]), grad.dtype)
+                 / cast(maximum(array_ops.size(op.outputs[0]), 1), grad.dtype))
+    return [_unreduce(op, grad) / count]
+
+
+def _min_max_grad(op, grad):
+    """The gradient is shared equally by the elements equal to the extremum."""
+    x = op.inputs[0]
+    hit = cast(equal(x, _unreduce(op, op.outputs[0])), grad.dtype)
+    return [_unreduce(op, grad) * hit / reduce_sum(hit, op.attrs["axis"], keepdims=True)]
+
+
+def _prod_grad(op, grad):
+    """d prod / d x_i is the product of the others, also when some x are zero."""
+    x, axis = op.inputs[0], op.attrs["axis"]
+    is_zero = equal(x, 0)
+    nonzero = array_ops.where(is_zero, array_ops.ones_like(x), x)
+    prod_nonzero = reduce_prod(nonzero, axis, keepdims=True)
+    zeros = reduce_sum(cast(is_zero, x.dtype), axis, keepdims=True)
+    at_zero = _select(equal(zeros, 1), prod_nonzero)
+    elsewhere = array_ops.where(equal(zeros, 0), prod_nonzero / nonzero,
+                                array_ops.zeros_like(x))
+    return [_unreduce(op, grad) * array_ops.where(is_zero, at_zero, elsewhere)]
+
+
+reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int, _sum_grad)
+reduce_prod = _define_reduction("reduce_prod", _prod_kernel, _bool_to_int, _prod_grad)
+reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _bool_to_int, _mean_grad)
+reduce_max = _define_reduction("reduce_max", _max_kernel, None, _min_max_grad)
+reduce_min = _define_reduction("reduce_min", _min_kernel, None, _min_max_grad)
 reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool)
 reduce_all = _define_reduction("reduce_all", _all_kernel, _to_bool)
 
@@ -450,7 +693,33 @@ def _matmul_infer(inputs, transpose_a=False, transpose_b=False):
     return [(batch.concatenate(rows + cols), dtype)]
 
 
-_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer)
+def _matmul_grad(op, grad):
+    """Products with the other operand (transposed as the forward product was); a vector
+    operand is a one-row (a) or one-column (b) matrix; batch broadcasting is summed."""
+    a, b = op.inputs
+    ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
+    a_vector, b_vector = a.shape.rank == 1, b.shape.rank == 1
+    if b_vector:
+        b, grad = array_ops.expand_dims(b, -1), array_ops.expand_dims(grad, -1)
+    if a_vector:
+        a, grad = array_ops.expand_dims(a, 0), array_ops.expand_dims(grad, -2)
+    if not ta and not tb:
+        ga, gb = matmul(grad, b, transpose_b=True), matmul(a, grad, transpose_a=True)
+    elif ta and not tb:
+        ga, gb = matmul(b, grad, transpose_b=True), matmul(a, grad)
+    elif not ta and tb:
+        ga, gb = matmul(grad, b), matmul(grad, a, transpose_a=True)
+    else:
+        ga = matmul(b, grad, transpose_a=True, transpose_b=True)
+        gb = matmul(grad, a, transpose_a=True, transpose_b=True)
+    if a_vector:
+        ga = array_ops.squeeze(ga, [-2])
+    if b_vector:
+        gb = array_ops.squeeze(gb, [-1])
+    return [unbroadcast(ga, op.inputs[0]), unbroadcast(gb, op.inputs[1])]
+
+
+_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer, grad=_matmul_grad)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
@@ -462,3 +731,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     if transpose_b:
         attrs["transpose_b"] = True
     return apply(_MATMUL, [a, b], attrs, name)
+
+
+from . import array_ops  # noqa: E402 - gradients use array ops, which import this module

@@ -2,8 +2,10 @@
 import numpy as np
 
 from ..shapes import TensorShape
+from . import array_ops
 from . import registry
-from .math_ops import _norm_axis, apply_checked, checked, convert_pair
+from .math_ops import _norm_axis, apply_checked, cast, checked, convert_pair, equal, exp
+from .math_ops import reduce_sum
 from .math_ops import relu, sigmoid, softplus, tanh  # noqa: F401 - rt.nn names
 from .registry import convert_to_tensor
 
@@ -31,8 +33,19 @@ def _float_same_infer(inputs, axis):
     return [(x.shape, x.dtype)]
 
 
-_SOFTMAX = registry.register("softmax", _softmax_kernel, _float_same_infer)
-_LOG_SOFTMAX = registry.register("log_softmax", _log_softmax_kernel, _float_same_infer)
+def _softmax_grad(op, grad):
+    y = op.outputs[0]
+    return [y * (grad - reduce_sum(grad * y, op.attrs["axis"], keepdims=True))]
+
+
+def _log_softmax_grad(op, grad):
+    y = op.outputs[0]
+    return [grad - exp(y) * reduce_sum(grad, op.attrs["axis"], keepdims=True)]
+
+
+_SOFTMAX = registry.register("softmax", _softmax_kernel, _float_same_infer, grad=_softmax_grad)
+_LOG_SOFTMAX = registry.register("log_softmax", _log_softmax_kernel, _float_same_infer,
+                                 grad=_log_softmax_grad)
 
 
 def softmax(logits, axis=-1, name=None):
@@ -60,7 +73,15 @@ def _drop_axis_infer(inputs, axis):
     return [(TensorShape(dims), logits.dtype)]
 
 
-_XENT = registry.register("softmax_cross_entropy_with_logits", _xent_kernel, _drop_axis_infer)
+def _xent_grad(op, grad):
+    labels, logits = op.inputs
+    axis = op.attrs["axis"]
+    grad = array_ops.expand_dims(grad, axis)
+    return [-grad * log_softmax(logits, axis), grad * (softmax(logits, axis) - labels)]
+
+
+_XENT = registry.register("softmax_cross_entropy_with_logits", _xent_kernel, _drop_axis_infer,
+                          grad=_xent_grad)
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
@@ -92,8 +113,15 @@ def _sparse_xent_infer(inputs):
     return [(labels.shape, logits.dtype)]
 
 
+def _sparse_xent_grad(op, grad):
+    labels, logits = op.inputs
+    classes = array_ops.range(array_ops.shape(logits)[-1])
+    hot = cast(equal(array_ops.expand_dims(labels, -1), classes), logits.dtype)
+    return [None, array_ops.expand_dims(grad, -1) * (softmax(logits) - hot)]
+
+
 _SPARSE_XENT = registry.register("sparse_softmax_cross_entropy_with_logits",
-                                 _sparse_xent_kernel, _sparse_xent_infer)
+                                 _sparse_xent_kernel, _sparse_xent_infer, grad=_sparse_xent_grad)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
@@ -123,8 +151,13 @@ def _same_shape_labels(labels, logits):
     return logits.shape.merge_with(labels.shape)
 
 
+def _sigmoid_xent_grad(op, grad):
+    labels, logits = op.inputs
+    return [-grad * logits, grad * (sigmoid(logits) - labels)]
+
+
 _SIGMOID_XENT = registry.register("sigmoid_cross_entropy_with_logits", _sigmoid_xent_kernel,
-                                  _sigmoid_xent_infer)
+                                  _sigmoid_xent_infer, grad=_sigmoid_xent_grad)
 
 
 def sigmoid_cross_entropy_with_logits(labels, logits, name=None):

@@ -1,0 +1,107 @@
+"""The gradient of a graph-function call: a call of the function's gradient graph.
+
+The gradient graph of a traced function (built once per function graph) recomputes the
+function's forward operations from its inputs, then runs the backward pass over them:
+
+    inputs:  the function's inputs and captures, then a gradient per float output
+    outputs: the gradients of the inputs that have one, then of the variables read inside
+
+Recomputing keeps a call one operation (a tape saved only its inputs and outputs) and
+lets the same gradient serve eager tapes and graphs. Side effects are not repeated:
+operations without outputs (print, assert) are left out, and an assignment's value is
+read back from its variable (no gradient flows through an assignment). Random ops and
+py_functions the outputs depend on do run again (random ops draw new numbers).
+"""
+import threading
+import weakref
+
+from .. import context
+from ..function import _CALL, _placeholder
+from ..graph import Graph
+from ..ops import array_ops
+from ..ops import math_ops
+from ..ops import registry
+from .backprop import GradientList, differentiable
+from .symbolic import backprop
+
+__all__ = ["inline"]
+
+_cache = weakref.WeakKeyDictionary()     # function graph -> _GradientGraph
+_lock = threading.Lock()
+
+
+class _GradientGraph:
+    __slots__ = ("graph", "input_positions", "variables")
+
+    def __init__(self, graph, input_positions, variables):
+        self.graph = graph
+        self.input_positions = input_positions   # which call input each gradient is for
+        self.variables = variables
+
+
+def _call_grad(op, *grads):
+    gradient_graph = _gradient_graph(op.attrs["f"])
+    seeds = [g for g, t in zip(math_ops.fill_missing(op, grads), op.outputs)
+             if differentiable(t)]
+    outs = registry.apply(_CALL, list(op.inputs) + seeds, {"f": gradient_graph.graph})
+    input_grads = [None] * len(op.inputs)
+    for position, g in zip(gradient_graph.input_positions, outs):
+        input_grads[position] = g
+    n = len(gradient_graph.input_positions)
+    return GradientList(input_grads, dict(zip(gradient_graph.variables, outs[n:])))
+
+
+def _gradient_graph(f):
+    with _lock:
+        found = _cache.get(f)
+        if found is None:
+            found = _cache[f] = _build(f)
+        return found
+
+
+def _build(f):
+    graph = Graph(name=f"{f.name}_grad")
+    graph.is_function = True
+    with context.graph_scope(graph):
+        feeds = [_placeholder(t.shape, t.dtype, t.op.name)
+                 for t in list(f.inputs) + [inner for _, inner in f.captures]]
+        outputs = inline(f, feeds)
+        float_outputs = [k for k, t in enumerate(f.outputs) if differentiable(t)]
+        seeds = [_placeholder(f.outputs[k].shape, f.outputs[k].dtype, f"grad_{k}")
+                 for k in float_outputs]
+        positions = [i for i, t in enumerate(feeds) if differentiable(t)]
+        variables = sorted((v for v in f.effects()[0] if v.dtype.is_floating),
+                           key=lambda v: v.uid)
+        grads = backprop(graph.ops, [outputs[k] for k in float_outputs], seeds,
+                         [feeds[i] for i in positions] + variables)
+        input_grads = [(i, g) for i, g in zip(positions, grads) if g is not None]
+        variable_grads = [(v, g) for v, g in zip(variables, grads[len(positions):])
+                          if g is not None]
+    graph.inputs = feeds + seeds
+    graph.outputs = [g for _, g in input_grads + variable_grads]
+    return _GradientGraph(graph, [i for i, _ in input_grads], [v for v, _ in variable_grads])
+
+
+def inline(graph, feeds):
+    """Copy `graph`'s operations into the current graph, its inputs then captures fed by
+    `feeds`; returns its outputs there. Side effects are left out (see the module)."""
+    target = context.current_graph()
+    value = {id(t): v for t, v in zip(list(graph.inputs) + [c for _, c in graph.captures],
+                                      feeds)}
+    for op in graph.ops:
+        if not op.outputs or all(id(t) in value for t in op.outputs):
+            continue
+        if op.opdef.effect == "write":
+            var = op.attrs["var"]
+            outs = [array_ops.stop_gradient(var.read_value())]
+        else:
+            inputs = [value[id(t)] for t in op.inputs]
+            attrs = dict(op.attrs)
+            outs = target.create_op(op.opdef, inputs, attrs, op.opdef.infer(inputs, **attrs),
+                                    name=op.name, origin=op.origin).outputs
+        for t, v in zip(op.outputs, outs):
+            value[id(t)] = v
+    return [value[id(t)] for t in graph.outputs]
+
+
+registry.get("call").grad = _call_grad

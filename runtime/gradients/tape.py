@@ -1,0 +1,233 @@
+"""`rt.GradientTape`: record what is computed, then differentiate it.
+
+Executing eagerly, a recording tape keeps every op that reads a watched tensor or
+variable (the registry calls its hook after each eager op); `gradient` runs the shared
+backward pass over those records. A call of a graph function is one record; its
+gradient is the function's gradient graph. Inside a graph (a traced function) the graph
+already holds the ops: the tape notes which ones were built while it recorded, and
+`gradient` adds their symbolic backward pass to the graph.
+
+Trainable floating-point variables are watched when read (`watch_accessed_variables`).
+"""
+import contextlib
+import threading
+
+from .. import context
+from .. import nest
+from .. import variables as variables_module
+from ..graph import Graph
+from ..ops import array_ops
+from ..ops import registry
+from ..tensor import EagerTensor, Tensor
+from ..variables import Variable
+from .backprop import backward, differentiable, identity
+from .symbolic import backprop, seen_in, targets_and_seeds
+
+__all__ = ["GradientTape"]
+
+
+class _Record:
+    """One eager op as the tape saw it; also the op-like its gradient function gets."""
+
+    __slots__ = ("opdef", "inputs", "attrs", "outputs")
+    value_of = staticmethod(identity)
+
+    def __init__(self, opdef, inputs, attrs, outputs):
+        self.opdef = opdef
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs = outputs
+
+    @property
+    def op(self):
+        return self
+
+    @property
+    def type(self):
+        return self.opdef.name
+
+
+class _Active(threading.local):
+    def __init__(self):
+        self.tapes = []
+
+
+_active = _Active()
+_hooks = {"users": 0, "lock": threading.Lock()}
+
+
+def _on_op(opdef, inputs, attrs, outputs):
+    for tape in _active.tapes:
+        tape._record(opdef, inputs, attrs, outputs)
+
+
+def _on_read(variable):
+    for tape in _active.tapes:
+        tape._accessed(variable)
+
+
+def _hook(install):
+    """Count the recording tapes; the hooks are installed only while there is one."""
+    with _hooks["lock"]:
+        _hooks["users"] += 1 if install else -1
+        users = _hooks["users"]
+        if install and users == 1:
+            registry.tape_hooks.append(_on_op)
+            variables_module._access_hooks.append(_on_read)
+        elif not install and users == 0:
+            registry.tape_hooks.remove(_on_op)
+            variables_module._access_hooks.remove(_on_read)
+
+
+def _variables_read(attrs):
+    """The variables read inside the graphs an op owns (a function call, say)."""
+    graphs = [g for g in attrs.values() if isinstance(g, Graph)]
+    return set().union(*(g.effects()[0] for g in graphs)) if graphs else ()
+
+
+class GradientTape:
+    """Records operations to differentiate: `with rt.GradientTape() as tape: ...`.
+
+    persistent: `gradient` may be called more than once.
+    watch_accessed_variables: trainable variables read while recording are watched.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._records = []
+        self._watched = {}         # id(tensor) -> tensor the gradient can flow from
+        self._variables = {}       # watched variables, in the order first watched
+        self._spans = []           # [graph, first op, end] built while recording in a graph
+        self._recording = False
+        self._used = False
+
+    def __enter__(self):
+        self._start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+
+    def _start(self):
+        _hook(True)
+        _active.tapes.append(self)
+        self._recording = True
+        graph = context.current_graph()
+        if graph is not None:
+            self._spans.append([graph, len(graph.ops), None])
+
+    def _stop(self):
+        if self._spans and self._spans[-1][2] is None:
+            self._spans[-1][2] = len(self._spans[-1][0].ops)
+        _active.tapes.remove(self)
+        self._recording = False
+        _hook(False)
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Operations inside this block are not recorded."""
+        if not self._recording:
+            raise RuntimeError("stop_recording: the tape is not recording")
+        self._stop()
+        try:
+            yield
+        finally:
+            self._start()
+
+    def reset(self):
+        """Forget everything recorded so far."""
+        self._records, self._watched, self._variables = [], {}, {}
+        self._spans = [[g, len(g.ops), None] for g, _, end in self._spans[-1:] if end is None]
+
+    # -- watching ---------------------------------------------------------------------
+    def watch(self, tensor):
+        """Differentiate with respect to `tensor` (a tensor, variable or nest of them)."""
+        for t in nest.flatten(tensor):
+            if isinstance(t, Variable):
+                self._variables.setdefault(t)
+            elif isinstance(t, Tensor):
+                if differentiable(t):
+                    self._watched[id(t)] = t
+            else:
+                raise TypeError(f"GradientTape.watch expects tensors or variables, got {t!r}")
+
+    def watched_variables(self):
+        """The variables watched, in the order they were first watched."""
+        return list(self._variables)
+
+    def _accessed(self, variable):
+        if (self._recording and self._watch_accessed and variable.trainable
+                and variable.dtype.is_floating):
+            self._variables.setdefault(variable)
+
+    def _record(self, opdef, inputs, attrs, outputs):
+        if not self._recording:
+            return
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        if opdef.name == "read_variable":
+            hit = attrs["var"] in self._variables
+        else:
+            hit = any(id(t) in self._watched for t in inputs)
+            for var in _variables_read(attrs):
+                self._accessed(var)
+                hit = hit or var in self._variables
+        if hit:
+            self._records.append(_Record(opdef, list(inputs), attrs, outputs))
+            for t in outputs:
+                if differentiable(t):
+                    self._watched[id(t)] = t
+
+    # -- differentiating ---------------------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """The gradients of sum(target) with respect to `sources`, in their structure.
+
+        target and sources may be nests; a source the target does not depend on gets
+        None (zeros with unconnected_gradients="zero").
+        """
+        if self._used:
+            raise RuntimeError("A non-persistent GradientTape can compute gradients only "
+                               "once; use GradientTape(persistent=True).")
+        recording = self._recording
+        if recording:
+            self._stop()          # the backward pass itself is not recorded by this tape
+        try:
+            targets, seeds = targets_and_seeds(target, output_gradients)
+            flat = nest.flatten(sources)
+            if all(isinstance(t, EagerTensor) for t in targets):
+                grads = self._eager_gradient(targets, seeds, flat)
+            else:
+                grads = self._graph_gradient(targets, seeds, flat)
+            if unconnected_gradients == "zero":
+                grads = [array_ops.zeros_like(s) if g is None else g
+                         for g, s in zip(grads, flat)]
+        finally:
+            if recording:
+                self._start()
+        if not self._persistent:
+            self._used = True
+            self._records, self._watched = [], {}
+        return nest.pack_sequence_as(sources, grads)
+
+    def _eager_gradient(self, targets, seeds, sources):
+        seeded = {}
+        for y, g in zip(targets, seeds):
+            if differentiable(y):
+                seeded.setdefault(id(y), []).append(g)
+        grad_of, variable_grads = backward(self._records, seeded)
+        return [(variable_grads.get(s) if s in self._variables else None)
+                if isinstance(s, Variable) else
+                grad_of(s) if isinstance(s, Tensor) and id(s) in self._watched else None
+                for s in sources]
+
+    def _graph_gradient(self, targets, seeds, sources):
+        graph = targets[0].op.graph
+        spans = [(start, end) for g, start, end in self._spans if g is graph]
+        recorded = None
+        if spans:
+            recorded = {op for start, end in spans for op in graph.ops[start:end]}
+        flat = [None if isinstance(s, Variable) and s not in self._variables else
+                seen_in(graph, s) for s in sources]
+        flat = [s if s is None or isinstance(s, Variable) or recorded is None
+                or id(s) in self._watched or s.op in recorded else None for s in flat]
+        return backprop(graph.ops, targets, seeds, flat, recorded=recorded)
