@@ -38,19 +38,6 @@ class ContinueTransformer(guards.GuardingTransformer):
 
     visit_While = visit_For = _visit_loop
 
-    def visit_If(self, node):
-        node.test = self.visit(node.test)
-        return self.visit_nested_blocks(node, ("body", "orelse"))
-
-    def visit_With(self, node):
-        return self.visit_nested_blocks(node, ("body",))
-
-    def visit_Try(self, node):
-        node = self.visit_nested_blocks(node, ("body", "orelse", "finalbody"))
-        for handler in node.handlers:
-            self.visit_nested_blocks(handler, ("body",))
-        return node
-
     def visit_FunctionDef(self, node):
         with self.state[guards._Block] as block:
             block.is_target = True          # a continue never crosses a function

@@ -71,6 +71,20 @@ class GuardingTransformer(transformer.Base):
         nodes = node if isinstance(node, list) else [node]
         return nodes + [guard], guard.body
 
+    # Blocks that are not jump targets: statements after a jump inside them are guarded.
+    def visit_If(self, node):
+        node.test = self.visit(node.test)
+        return self.visit_nested_blocks(node, ("body", "orelse"))
+
+    def visit_With(self, node):
+        return self.visit_nested_blocks(node, ("body",))
+
+    def visit_Try(self, node):
+        node = self.visit_nested_blocks(node, ("body", "orelse", "finalbody"))
+        for handler in node.handlers:
+            self.visit_nested_blocks(handler, ("body",))
+        return node
+
     def visit_nested_blocks(self, node, fields):
         """Visits the statement lists `fields` of `node` as inner (non-target) blocks."""
         for field in fields:

@@ -87,19 +87,6 @@ class ReturnTransformer(guards.GuardingTransformer):
             anno.setanno(node, anno.Basic.EXTRA_LOOP_TEST, extra)
         return node
 
-    def visit_If(self, node):
-        node.test = self.visit(node.test)
-        return self.visit_nested_blocks(node, ("body", "orelse"))
-
-    def visit_With(self, node):
-        return self.visit_nested_blocks(node, ("body",))
-
-    def visit_Try(self, node):
-        node = self.visit_nested_blocks(node, ("body", "orelse", "finalbody"))
-        for handler in node.handlers:
-            self.visit_nested_blocks(handler, ("body",))
-        return node
-
     def visit_FunctionDef(self, node):
         with self.state[_Function] as fn:
             if not needs_lowering(node):
