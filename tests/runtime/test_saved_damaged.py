@@ -34,11 +34,15 @@ def saved(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("good") / "model")
     args = (rt.constant([1.0, 1.0]), rt.constant(3))
     rt.saved.save(rt.function(model).get_concrete_function(*args), path)
+    return read_saved(path)
+
+
+def read_saved(path):
+    """(path, graph description, arrays) of a saved function, to edit and write back."""
     with open(os.path.join(path, "graph.json")) as f:
         doc = json.load(f)
     with np.load(os.path.join(path, "arrays.npz"), allow_pickle=False) as z:
-        arrays = dict(z)
-    return path, doc, arrays
+        return path, doc, dict(z)
 
 
 def write(tmp_path, doc=None, arrays=None, graph_bytes=None, npz_bytes=None):
@@ -88,6 +92,11 @@ def edit_ops(fn):
 JSON_CASES = [
     ("unknown op", edit_ops(lambda d: op(d, "minimum").update(type="launch_missiles")),
      r"operation 'minimum' \(launch_missiles\): unknown op type 'launch_missiles'"),
+    ("unknown op with its module", edit_ops(lambda d: (
+        op(d, "minimum").update(type="tensor_list_push"),
+        d.update(op_modules={"tensor_list_push": "somepackage.ops"}))),
+     "unknown op type 'tensor_list_push'; it was declared by module somepackage.ops: import "
+     "that module before loading"),
     ("py_function", edit_ops(lambda d: op(d, "minimum").update(type="py_function")),
      "py_function calls Python code"),
     ("cycle", edit_ops(lambda d: op(d, "minimum").update(inputs=["while:1", "n:0"])),
@@ -281,10 +290,7 @@ def saved_many_ops(tmp_path):
     path = str(tmp_path / "many_ops")
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     rt.saved.save(rt.function(many_ops).get_concrete_function(x, rt.constant(4)), path)
-    with open(os.path.join(path, "graph.json")) as f:
-        doc = json.load(f)
-    with np.load(os.path.join(path, "arrays.npz"), allow_pickle=False) as z:
-        return path, doc, dict(z)
+    return read_saved(path)
 
 
 @pytest.mark.parametrize("which", ["model", "many_ops"])
