@@ -99,7 +99,8 @@ class Writer:
             if t.op.graph is not op.graph:
                 raise SaveError(f"Cannot save {op.describe()}: its input {t.name} is in "
                                 f"another graph")
-        module = getattr(op.opdef.kernel, "__module__", None)
+        declared_by = op.opdef.infer or op.opdef.kernel      # kernels may be numpy's
+        module = getattr(declared_by, "__module__", None)
         if module and not module.startswith("runtime."):
             self.op_modules[op.type] = module
         attrs = {}

@@ -200,3 +200,21 @@ def test_load_errors_are_value_errors_naming_the_file(tmp_path):
     assert issubclass(LoadError, ValueError) and issubclass(SaveError, ValueError)
     with pytest.raises(LoadError, match="graph.json: missing"):
         rt.saved.load(str(tmp_path / "nothing"))
+
+
+def test_ops_declared_outside_the_runtime_are_recorded_with_their_module(tmp_path):
+    import autograph as ag
+
+    @ag.convert
+    def last_double(n):
+        i = 0
+        while i < n:
+            y = i * 2            # first assigned in a tensor loop: an assert_assigned op
+            i += 1
+        return y
+
+    concrete = last_double.get_concrete_function(rt.constant(3))
+    rt.saved.save(concrete, str(tmp_path / "s"))
+    doc = json.loads((tmp_path / "s" / "graph.json").read_text())
+    assert doc["op_modules"] == {"assert_assigned": "autograph.operators.control_flow"}
+    assert rt.saved.load(str(tmp_path / "s"))(rt.constant(3)).numpy() == 4
