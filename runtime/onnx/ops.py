@@ -348,7 +348,8 @@ def _cond(em, op, ins):
     for key, map_key in (("then_graph", "then_map"), ("else_graph", "else_map")):
         g = op.attrs[key]
         body, _ = em.subgraph(g, f"{op.name}_{key}", [], _captured(g, op.attrs[map_key], ins[1:]),
-                              [t.dtype for t in op.outputs])
+                              [t.dtype for t in op.outputs],
+                              outputs_of=lambda em_, outs: outs[:len(op.outputs)])
         branches.append(body)
     outs = em.node("If", [ins[0]], n_outputs=len(op.outputs), name=op.name,
                    then_branch=branches[0], else_branch=branches[1])
@@ -382,8 +383,8 @@ def _while(em, op, ins):
     bindings.update(_captured(body_graph, a["body_map"], rest))
     first = condition(init)
     body, _ = em.subgraph(body_graph, f"{op.name}_body", inputs, bindings,
-                          [dtypes.bool_] + [t.dtype for t in body_graph.outputs],
-                          outputs_of=lambda em_, outs: [condition(outs)] + outs)
+                          [dtypes.bool_] + [t.dtype for t in body_graph.outputs[:n]],
+                          outputs_of=lambda em_, outs: [condition(outs[:n])] + outs[:n])
     outs = em.node("Loop", [trip, first] + init, n_outputs=n, name=op.name, body=body)
     return [outs] if n == 1 else outs
 
@@ -421,4 +422,11 @@ CONVERTERS = {
     "softmax": _softmax("Softmax"), "log_softmax": _softmax("LogSoftmax"),
 }
 
-UNSUPPORTED_CASES = {"getitem": _getitem_unsupported, "matmul": _matmul_unsupported}
+def _while_unsupported(op):
+    if op.attrs.get("stacks") is not None:
+        return "values collected per iteration for gradients"
+    return None
+
+
+UNSUPPORTED_CASES = {"getitem": _getitem_unsupported, "matmul": _matmul_unsupported,
+                     "while": _while_unsupported}

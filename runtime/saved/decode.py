@@ -91,6 +91,7 @@ _ATTR_KINDS = {
     "value": "an array or a number", "spec": "an index spec",
     "transpose_a": "a bool", "transpose_b": "a bool",
     "n_vars": "an int", "maximum_iterations": 'null, an int or "input"',
+    "n_outputs": "an int or null", "stacks": "an int or null",
     "cond_map": "a list of ints", "body_map": "a list of ints",
     "then_map": "a list of ints", "else_map": "a list of ints",
     "cond_graph": "a sub-graph", "body_graph": "a sub-graph", "then_graph": "a sub-graph",
@@ -515,12 +516,14 @@ def _mapped_captures(what, graph, mapping, available):
     return [available[i] for i in mapping], None
 
 
-def _check_cond(inputs, then_graph, else_graph, then_map, else_map):
+def _check_cond(inputs, then_graph, else_graph, then_map, else_map, n_outputs=None):
     if not inputs or not inputs[0].dtype.is_bool or inputs[0].shape.rank not in (0, None):
         return "the first input (the predicate) must be a scalar bool"
     if len(then_graph.outputs) != len(else_graph.outputs) or any(
             a.dtype != b.dtype for a, b in zip(then_graph.outputs, else_graph.outputs)):
         return "the branches' outputs differ in number or dtype"
+    if n_outputs is not None and not 0 <= n_outputs <= len(then_graph.outputs):
+        return f"n_outputs={n_outputs} but the branches have {len(then_graph.outputs)} outputs"
     for what, g, mapping in (("then_graph", then_graph, then_map),
                              ("else_graph", else_graph, else_map)):
         if g.inputs:
@@ -533,7 +536,7 @@ def _check_cond(inputs, then_graph, else_graph, then_map, else_map):
 
 
 def _check_while(inputs, n_vars, cond_graph, body_graph, cond_map, body_map,
-                 maximum_iterations):
+                 maximum_iterations, stacks=None):
     rest = inputs[n_vars:]
     if n_vars < 0 or len(inputs) < n_vars:
         return f"n_vars={n_vars} but the op has {len(inputs)} inputs"
@@ -554,8 +557,12 @@ def _check_while(inputs, n_vars, cond_graph, body_graph, cond_map, body_map,
     out = cond_graph.outputs
     if len(out) != 1 or not out[0].dtype.is_bool or out[0].shape.rank not in (0, None):
         return "cond_graph must return one scalar bool"
-    return _feeds_problem("body_graph's results as loop variables", body_graph.outputs,
-                          body_graph.inputs)
+    collected = len(body_graph.outputs) - n_vars    # values gradients collect per iteration
+    if collected < 0 or (stacks is not None and not 0 <= stacks <= collected):
+        return (f"body_graph has {len(body_graph.outputs)} outputs for {n_vars} loop variables "
+                f"and stacks={stacks}")
+    return _feeds_problem("body_graph's results as loop variables",
+                          body_graph.outputs[:n_vars], body_graph.inputs)
 
 
 def _check_call(inputs, f):

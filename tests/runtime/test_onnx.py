@@ -126,3 +126,20 @@ def test_unsupported_ops_are_listed_with_their_lines(tmp_path):
                  "py_function ('py_function' at test_onnx.py:",
                  "getitem with an array or boolean index"):
         assert part in message
+
+
+def test_a_gradient_through_cond_exports_and_one_through_while_is_listed(tmp_path):
+    def through_cond(x):
+        return rt.gradients(rt.cond(x > 1.0, lambda: x * x, lambda: -x), x)
+
+    concrete = rt.function(through_cond).get_concrete_function(rt.constant(2.0))
+    for value in (2.0, 0.5):
+        assert_matches(concrete, [np.array(value, np.float32)], tmp_path)
+
+    def through_while(x):
+        return rt.gradients(rt.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x),
+                                          [0, x])[1], x)
+
+    concrete = rt.function(through_while).get_concrete_function(rt.constant(2.0))
+    with pytest.raises(rt.onnx.ExportError, match="while with values collected per iteration"):
+        rt.onnx.export(concrete, str(tmp_path / "m.onnx"))

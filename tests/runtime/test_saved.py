@@ -218,3 +218,15 @@ def test_ops_declared_outside_the_runtime_are_recorded_with_their_module(tmp_pat
     doc = json.loads((tmp_path / "s" / "graph.json").read_text())
     assert doc["op_modules"] == {"assert_assigned": "autograph.operators.control_flow"}
     assert rt.saved.load(str(tmp_path / "s"))(rt.constant(3)).numpy() == 4
+
+
+def test_gradients_through_cond_and_while_round_trip(tmp_path):
+    def f(x):
+        y = rt.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x), [0, x])[1]
+        z = rt.cond(x > 1.0, lambda: y * y, lambda: -y)
+        return rt.gradients(z, x)
+
+    concrete, loaded = round_trip(f, tmp_path, rt.constant(2.0))
+    for value in (2.0, 0.5):
+        assert_same(concrete(rt.constant(value)), loaded(rt.constant(value)))
+    assert str(loaded.graph) == str(concrete.graph)
