@@ -10,6 +10,7 @@
 """
 import types as _types
 
+from . import config
 from . import dtypes
 from . import errors
 from . import nest

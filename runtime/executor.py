@@ -1,20 +1,28 @@
-"""The plain graph executor: runs the ops a fetch needs, in order, freeing as it goes.
+"""Running graphs: the plain executor, and the switch between it and the fast one.
 
-A `Plan` is computed once per (graph, fetches, feeds): the needed operations in
-creation (topological) order, a slot per tensor, and for each step the slots
-whose last consumer it is, which are released right after it runs. Kernels run
-in an eager scope (a py_function inside a graph runs eagerly). A failing kernel
-raises an error naming the operation and the user's source line that made it.
+`run_graph(graph, feed_values)` runs a function-like graph (inputs, then
+captures) the way `runtime.config` says: on the graph the passes optimized
+(`runtime.passes`), with the fast executor (`runtime.codegen_executor`, source
+compiled once per graph) or the plain one below. `runner_for` does the same for
+TF1 sessions' fetches and feeds.
+
+The plain executor: a `Plan` is computed once per (graph, fetches, feeds): the
+needed operations in creation (topological) order, a slot per tensor, and for
+each step the slots whose last consumer it is, which are released right after
+it runs. Kernels run in an eager scope (a py_function inside a graph runs
+eagerly). A failing kernel raises an error naming the operation and the user's
+source line that made it (`op_error`, shared by both executors).
 """
 import collections
 import threading
 
 import numpy as np
 
+from . import config
 from . import context
 from .errors import OpError, wrap_kernel_error
 
-__all__ = ["Plan", "Step", "run_graph", "plan_for"]
+__all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error"]
 
 _plan_lock = threading.Lock()
 
@@ -32,21 +40,7 @@ class Plan:
 
     def __init__(self, graph, fetches, feeds, extra_ops=()):
         fed = {id(t) for t in feeds}
-        needed = set()
-        stack = [t.op for t in fetches if id(t) not in fed] + list(extra_ops)
-        while stack:
-            op = stack.pop()
-            if op in needed:
-                continue
-            needed.add(op)
-            for t in op.inputs:
-                if id(t) not in fed and t.op not in needed:
-                    stack.append(t.op)
-            stack.extend(c for c in op.control_inputs if c not in needed)
-        foreign = [op for op in needed if op.graph is not graph]
-        if foreign:
-            raise ValueError(f"{foreign[0].describe()} is not in graph '{graph.name}'")
-        ops = [op for op in graph.ops if op in needed]
+        ops = graph.needed_ops(fetches, feeds, extra_ops)
 
         slots = {}
 
@@ -102,10 +96,10 @@ class Plan:
                     values[s] = None
         except OpError as e:
             if e.op is None and step is not None:
-                raise _op_error(step.op, e) from e
+                raise op_error(step.op, e) from e
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the operation
-            raise _op_error(step.op, e) from e
+            raise op_error(step.op, e) from e
         finally:
             context.pop()
         return [values[s] for s in self.fetch_slots]
@@ -118,7 +112,10 @@ def _discard_slot(slots):
     return slots[key]
 
 
-def _op_error(op, exc):
+def op_error(op, exc):
+    """The error a failing kernel raises: it names `op` (the traced op, when `op` is a
+    pass's copy of it) and shows the user's line."""
+    op = op.original or op
     text = f"{op.describe()} failed: {exc}"
     if op.origin is not None:
         line = op.origin.line()
@@ -147,5 +144,39 @@ def plan_for(graph, fetches=None, feeds=None):
 
 def run_graph(graph, feed_values):
     """Run a function-like graph: feed inputs then captures, return its flat outputs."""
-    plan = graph._plans.get(None) or plan_for(graph)
-    return plan.run(feed_values)
+    run = graph._plans.get(config._state["version"])
+    if run is None:
+        run = _function_runner(graph)
+    return run(feed_values)
+
+
+def _function_runner(graph):
+    """How `run_graph` runs `graph` under the current settings (kept until either changes)."""
+    version = config._state["version"]
+    target = graph
+    if not graph.optimized and config.get_optimizations():
+        from . import passes
+        key = ("optimized", version)
+        target = graph._plans.get(key)
+        if target is None:
+            target = graph._plans[key] = passes.optimize(graph)
+    run = _runner(target)
+    graph._plans[version] = run
+    return run
+
+
+def _runner(graph):
+    if config.get_executor() == "fast":
+        from .codegen_executor import compile_graph
+        return compile_graph(graph).fn
+    return plan_for(graph).run
+
+
+def runner_for(graph, fetches, feeds, targets):
+    """A function of the feed values returning the fetches' values (TF1 sessions)."""
+    if config.get_executor() == "plain" and not config.get_optimizations():
+        return Plan(graph, fetches, feeds, targets).run
+    from . import passes
+    from .graph import clone_graph
+    program = clone_graph(graph, graph.outer_graph, feeds, fetches, targets)
+    return _runner(passes.optimize_in_place(program))

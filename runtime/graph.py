@@ -6,6 +6,7 @@ a tensor of an enclosing graph used inside becomes a *capture*: a placeholder
 in the sub-graph, fed by an extra input of the operation that owns it.
 Every operation records the user's source frame that created it.
 """
+import collections
 import contextlib
 import itertools
 
@@ -24,7 +25,7 @@ class Operation:
     """One node of a graph: an op type applied to input tensors with attributes."""
 
     __slots__ = ("graph", "type", "name", "inputs", "attrs", "outputs", "control_inputs",
-                 "origin", "opdef", "_effects", "__weakref__")
+                 "origin", "opdef", "notes", "original", "_effects", "__weakref__")
 
     def __init__(self, graph, opdef, name, inputs, attrs, control_inputs, origin):
         self.graph = graph
@@ -36,6 +37,8 @@ class Operation:
         self.control_inputs = control_inputs
         self.origin = origin
         self.outputs = ()
+        self.notes = None             # annotations of passes (memory plan), shown in text
+        self.original = None          # in a copy made for passes: the traced op it copies
         self._effects = None
 
     # -- effects on state, used by automatic control dependencies and pruning --
@@ -101,7 +104,8 @@ class Graph:
         self.seed = None
         self._random_ops = 0
         self._effects = None
-        self._plans = {}
+        self._plans = {}              # executors' compiled forms, dropped on every change
+        self.optimized = False        # made by the passes: run as it is
 
     # -- building ------------------------------------------------------------
     def as_default(self):
@@ -129,15 +133,80 @@ class Graph:
             for dep in deps:
                 if dep.graph is self and dep not in control:
                     control.append(dep)
+        return self.insert_op(len(self.ops), opdef, inputs, attrs, output_specs, name,
+                              origin if origin is not None else traceback_utils.user_frame(2),
+                              control)
+
+    # -- editing (graph passes) -------------------------------------------------------
+    def insert_op(self, position, opdef, inputs, attrs, output_specs, name, origin,
+                  control_inputs=()):
+        """Add an operation at `position` of `ops` (which must stay a topological order)."""
         op = Operation(self, opdef, self.unique_name(name or opdef.name), inputs, attrs,
-                       control, origin if origin is not None else traceback_utils.user_frame(2))
+                       list(control_inputs), origin)
         op.outputs = tuple(SymbolicTensor(op, i, shape, dtype)
                            for i, (shape, dtype) in enumerate(output_specs))
-        self.ops.append(op)
+        self.ops.insert(position, op)
         self._ops_by_name[op.name] = op
+        self._changed()
+        return op
+
+    def remove_ops(self, ops):
+        """Drop operations (nothing left may use their outputs)."""
+        ops = set(ops)
+        if not ops:
+            return
+        self.ops = [op for op in self.ops if op not in ops]
+        for op in ops:
+            if self._ops_by_name.get(op.name) is op:
+                del self._ops_by_name[op.name]
+        for op in self.ops:
+            if any(c in ops for c in op.control_inputs):
+                op.control_inputs = [c for c in op.control_inputs if c not in ops]
+        self._changed()
+
+    def replace_uses(self, replacements):
+        """Rewire every use (op inputs, outputs) of tensors: `{old tensor: new tensor}`."""
+        if not replacements:
+            return
+        get = replacements.get
+        for op in self.ops:
+            if any(t in replacements for t in op.inputs):
+                op.inputs = [get(t, t) for t in op.inputs]
+        self.outputs = [get(t, t) for t in self.outputs]
+        self._changed()
+
+    def replace_op(self, old, new):
+        """Make `new` stand for `old`: its outputs and its place as a control input."""
+        self.replace_uses(dict(zip(old.outputs, new.outputs)))
+        for op in self.ops:
+            if old in op.control_inputs:
+                op.control_inputs = [c for c in op.control_inputs if c is not old]
+                op.add_control_input(new)
+        self.control_outputs = [new if c is old else c for c in self.control_outputs]
+
+    def _changed(self):
         self._effects = None
         self._plans.clear()
-        return op
+
+    def needed_ops(self, fetches, feeds=(), targets=()):
+        """The operations computing `fetches` (and running `targets`) when `feeds` are
+        given, in graph order."""
+        fed = {id(t) for t in feeds}
+        needed = set()
+        stack = [t.op for t in fetches if id(t) not in fed] + list(targets)
+        while stack:
+            op = stack.pop()
+            if op in needed:
+                continue
+            needed.add(op)
+            for t in op.inputs:
+                if id(t) not in fed and t.op not in needed:
+                    stack.append(t.op)
+            stack.extend(c for c in op.control_inputs if c not in needed)
+        foreign = [op for op in needed if op.graph is not self]
+        if foreign:
+            raise ValueError(f"{foreign[0].describe()} is not in graph '{self.name}'")
+        return [op for op in self.ops if op in needed]
 
     def capture(self, tensor):
         """The tensor to use in this graph for `tensor` (maybe from another graph)."""
@@ -235,6 +304,66 @@ class Graph:
         return "\n".join(format_graph(self))
 
 
+# -- copies ----------------------------------------------------------------------------
+
+def clone_graph(graph, outer_graph=None, feeds=None, fetches=None, targets=(), _tensors=None):
+    """A copy of `graph` (sub-graphs copied too) that passes may rewrite freely.
+
+    Operations keep their names, attributes (stateful objects such as random
+    generators are shared, not copied) and source lines. With `feeds`/`fetches`/
+    `targets`, the copy holds only what computes the fetches: fed tensors become
+    its inputs, fetches its outputs, targets its control outputs (TF1 sessions).
+    """
+    new = Graph(graph.name, outer_graph)
+    new.is_function = getattr(graph, "is_function", False)
+    new.seed = graph.seed
+    new.optimized = True
+    # old tensor -> new tensor; a sub-graph's map reads its enclosing graphs' (captures)
+    tensors = {} if _tensors is None else collections.ChainMap({}, _tensors)
+    ops = {}                                            # old op -> new op
+    if feeds is None:
+        keep = graph.ops
+    else:
+        keep = graph.needed_ops(fetches, feeds, targets)
+        kept = set(keep)
+        for t in feeds:
+            name = f"{t.op.name}_fed" if t.op in kept else t.op.name
+            ph = new.insert_op(len(new.ops), _registry().get("placeholder"), [],
+                               {"shape": t.shape.dims, "dtype": t.dtype},
+                               [(t.shape, t.dtype)], name, t.op.origin)
+            tensors[t] = ph.outputs[0]
+            new.inputs.append(ph.outputs[0])
+    for op in keep:
+        attrs = {k: clone_graph(v, new, _tensors=tensors) if isinstance(v, Graph) else v
+                 for k, v in op.attrs.items()}
+        copy = Operation(new, op.opdef, op.name, [tensors[t] for t in op.inputs], attrs,
+                         [ops[c] for c in op.control_inputs if c in ops], op.origin)
+        copy.original = op.original or op
+        copy.outputs = tuple(SymbolicTensor(copy, i, t.shape, t.dtype)
+                             for i, t in enumerate(op.outputs))
+        for t, c in zip(op.outputs, copy.outputs):
+            if t not in tensors:                # a fed output keeps its placeholder
+                tensors[t] = c
+        ops[op] = copy
+        new.ops.append(copy)
+        new._ops_by_name[copy.name] = copy
+    if feeds is None:
+        new.inputs = [tensors[t] for t in graph.inputs]
+        new.captures = [(tensors.get(outer, outer), tensors[inner])
+                        for outer, inner in graph.captures]
+        new.outputs = [tensors[t] for t in graph.outputs]
+        new.control_outputs = [ops[op] for op in graph.control_outputs]
+    else:
+        new.outputs = [tensors[t] for t in fetches]
+        new.control_outputs = [ops[op] for op in targets]
+    return new
+
+
+def _registry():
+    from .ops import registry
+    return registry
+
+
 # -- text form ---------------------------------------------------------------------
 
 def _type_str(t):
@@ -260,6 +389,20 @@ def _attr_str(value):
 def _tensor_ref(t):
     op = t.op
     return op.name if len(op.outputs) == 1 else f"{op.name}:{t.index}"
+
+
+def _notes_str(notes):
+    """The annotations of passes: `reuse a; free b, c` (the memory plan), and others."""
+    parts = []
+    for key, value in notes.items():
+        if isinstance(value, (list, tuple)):
+            if not value:
+                continue
+            value = ", ".join(_tensor_ref(v) if hasattr(v, "op") else str(v) for v in value)
+        elif hasattr(value, "op"):
+            value = _tensor_ref(value)
+        parts.append(f"{key} {value}")
+    return "; ".join(parts)
 
 
 def format_graph(graph, indent="", header=None):
@@ -289,6 +432,8 @@ def format_graph(graph, indent="", header=None):
         call += "(" + ", ".join(args) + ")"
         if op.control_inputs:
             call += " after " + ", ".join(c.name for c in op.control_inputs)
+        if op.notes:
+            call += f"  [{_notes_str(op.notes)}]"
         line = f"{body}{outs} = {call}" if outs else f"{body}{call}"
         if op.origin is not None:
             line = f"{line:<60}  # {op.origin.short()}"

@@ -9,7 +9,8 @@ import numpy as np
 from . import context
 from . import dtypes
 from . import nest
-from .executor import Plan
+from . import config
+from .executor import runner_for
 from .graph import Operation
 from .ops import registry
 from .shapes import TensorShape
@@ -88,11 +89,11 @@ class Session:
         tensors = [t for t in leaves if isinstance(t, SymbolicTensor)]
         ops = [t for t in leaves if isinstance(t, Operation)]
         key = (tuple(id(t) for t in tensors), tuple(id(o) for o in ops),
-               tuple(id(t) for t in feeds), len(self.graph.ops))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = Plan(self.graph, tensors, feeds, ops)
-        values = iter(plan.run(feed_values))
+               tuple(id(t) for t in feeds), len(self.graph.ops), config._state["version"])
+        run = self._plans.get(key)
+        if run is None:
+            run = self._plans[key] = runner_for(self.graph, tensors, feeds, ops)
+        values = iter(run(feed_values))
         results = [None if isinstance(t, Operation) else _to_numpy(next(values))
                    for t in leaves]
         return nest.pack_sequence_as(fetches, results) if nest.is_nested(fetches) else results[0]

@@ -1,0 +1,493 @@
+"""The fast executor: a graph compiled once into straight-line Python source.
+
+    graph f(x: f32[4], n: i32[]) {                def f(_feeds):
+      mul: f32[4] = multiply(x, x)                    x, n = _feeds
+      tanh: f32[4] = tanh(mul)                        try:
+      const: i32[] = const[value=2]()                     mul = _np_multiply(x, x)
+      mod: i32[] = mod(n, const)            ==>           tanh = _np_tanh(mul, out=mul)
+      return (tanh, mod)                                  mod = n % _c_const
+    }                                                     return [tanh, _nd(mod)]
+                                                      except ... (errors name the op)
+
+Every op is one line calling its kernel, numpy's ufunc (with `out=` where the
+memory plan says so) or, between scalars, a Python operator; a cond is an `if`,
+a while loop a `while`, a call's or fused op's body is inlined; values are
+local variables, deleted after their last use. Rank-0 values stay numpy scalars
+between elementwise ops (numpy's scalar arithmetic costs a tenth of a ufunc
+call on 0-d arrays) and become 0-d arrays before any other kernel and at the end.
+Ops the memory... `parallel` pass marked `async` are submitted to a thread pool.
+
+A failing op is found from the line of the generated source that raised; the
+error is the one the plain executor raises (`executor.op_error`). The source is
+in `linecache` (tracebacks and pdb show it) and on `Program.source`.
+"""
+import builtins
+import keyword
+import linecache
+import threading
+
+import numpy as np
+
+from . import traceback_utils
+from .errors import OpError
+from .executor import op_error
+from .passes import graphs_in, known_op, memory, subgraph_feeds
+
+__all__ = ["compile_graph", "Program"]
+
+_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floordiv": "//",
+           "mod": "%", "pow": "**", "equal": "==", "not_equal": "!=", "less": "<",
+           "less_equal": "<=", "greater": ">", "greater_equal": ">=", "bitwise_and": "&",
+           "bitwise_or": "|", "bitwise_xor": "^"}
+_LOGICAL = {"logical_and": "&", "logical_or": "|", "logical_xor": "^"}
+_UNARY = {"negative": "-{}", "abs": "abs({})", "invert": "~{}", "logical_not": "~{}"}
+_SPECIAL = {"matmul", "reshape", "transpose", "expand_dims", "getitem", "identity",
+            "stop_gradient"}
+_lock = threading.Lock()
+_counter = iter(range(1, 1 << 62))
+
+
+# -- numpy error state: one switch per call instead of one per quiet kernel ------------------
+
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _errstate_var
+    from numpy._core._ufunc_config import _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+
+    def _quiet_on():
+        return _errstate_var.set(_IGNORE)
+
+    _quiet_off = _errstate_var.reset
+    _errstate_now = _errstate_var.get
+    _errstate_set = _errstate_var.set
+except (ImportError, AttributeError, TypeError):     # older numpy: a per-thread setting
+    def _quiet_on():
+        return np.seterr(all="ignore")
+
+    def _quiet_off(saved):
+        np.seterr(**saved)
+
+    _errstate_now = np.geterr
+
+    def _errstate_set(saved):
+        return np.seterr(**saved)
+
+
+def _concat_rows(first, rows):
+    """concat([first, expand_dims(r0, 0), expand_dims(r1, 0), ...], axis 0), at once."""
+    if not rows:
+        return first
+    return np.concatenate([first] + [r[None] for r in rows], axis=0)
+
+
+_pool = {"executor": None, "threads": 0}
+
+
+def _submit_fn(threads):
+    """The `submit` of a thread pool with `threads` workers (made on first use)."""
+    with _lock:
+        if _pool["executor"] is None or _pool["threads"] != threads:
+            from concurrent.futures import ThreadPoolExecutor
+            if _pool["executor"] is not None:
+                _pool["executor"].shutdown(wait=False)
+            _pool["executor"] = ThreadPoolExecutor(threads, thread_name_prefix="rt-inter-op")
+            _pool["threads"] = threads
+        return _pool["executor"].submit
+
+
+# -- programs --------------------------------------------------------------------------------
+
+class Program:
+    """A compiled graph: `fn(feed_values) -> list of output arrays`."""
+
+    __slots__ = ("fn", "source", "graph", "filename")
+
+    def __init__(self, fn, source, graph, filename):
+        self.fn = fn
+        self.source = source
+        self.graph = graph
+        self.filename = filename
+
+    def __call__(self, feed_values):
+        return self.fn(feed_values)
+
+    def __repr__(self):
+        return f"<Program {self.filename}>"
+
+
+def compile_graph(graph):
+    """The Program of `graph` (compiled on first use; recompiled if the graph changes)."""
+    program = graph._plans.get("program")
+    if program is None:
+        program = _Compiler(graph).compile()
+        graph._plans["program"] = program
+    return program
+
+
+class _Const:
+    """A constant operand: a namespace name for the array, another for its scalar."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _Future:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+class _Compiler:
+    def __init__(self, graph):
+        self.graph = graph
+        self.lines = []
+        self.line_ops = {}
+        self.ns = {"_nd": np.asarray, "_OpError": OpError, "_concat_rows": _concat_rows}
+        self.global_names = {}          # id(object) -> namespace name
+        self.used = set(self.ns)
+        self.quiet = False
+        self.user_code = False
+
+    # -- names -----------------------------------------------------------------------
+    def fresh(self, base):
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base).lstrip("_")
+        if not base or base[0].isdigit():
+            base = "v" + base
+        if keyword.iskeyword(base) or hasattr(builtins, base):
+            base += "_"
+        name, i = base, 1
+        while name in self.used:
+            name = f"{base}_{i}"
+            i += 1
+        self.used.add(name)
+        return name
+
+    def glob(self, obj, base, key=None):
+        """A namespace name bound to `obj` (one per object, or per `key`)."""
+        key = id(obj) if key is None else key
+        name = self.global_names.get(key)
+        if name is None:
+            name = "_" + self.fresh(base)
+            self.ns[name] = obj
+            self.global_names[key] = name
+        return name
+
+    def literal(self, value):
+        if value is None or isinstance(value, (bool, int, str)) and type(value) in (
+                bool, int, str):
+            return repr(value)
+        if type(value) is float and np.isfinite(value):
+            return repr(value)
+        if type(value) is tuple and all(type(v) in (bool, int, str, type(None)) for v in value):
+            return repr(value)
+        return self.glob(value, "a")
+
+    # -- emitting --------------------------------------------------------------------------
+    def emit(self, indent, text, op=None):
+        self.lines.append("    " * indent + text)
+        if op is not None:
+            self.line_ops[len(self.lines)] = op
+
+    def ref(self, env, t, scalar_ok):
+        """The expression for tensor `t` as an operand (`scalar_ok`: for elementwise use)."""
+        r = env[t]
+        if isinstance(r, _Const):
+            v = r.value
+            if scalar_ok and v.ndim == 0:
+                return self.glob(v[()], "c_" + t.op.name, ("scalar", id(v)))
+            return self.glob(v, "c_" + t.op.name)
+        if not scalar_ok and (t.shape.rank is None or t.shape.rank == 0):
+            return f"_nd({r})"
+        return r
+
+    def compile(self):
+        graph = self.graph
+        name = self.fresh(graph.name)
+        feeds = list(graph.inputs) + [inner for _, inner in graph.captures]
+        env = {}
+        params = []
+        for t in feeds:
+            env[t] = self.fresh(t.op.name)
+            params.append(env[t])
+        self.quiet = any(op.opdef.quiet for g in graphs_in(graph) for op in g.ops)
+        self.emit(0, f"def {name}(_feeds):")
+        if params:
+            self.emit(1, f"{', '.join(params)}{',' if len(params) == 1 else ''} = _feeds")
+        header = len(self.lines)
+        outputs = self.block(graph, env, 2, top=True)
+        body = self.lines[header:]
+        self.lines = self.lines[:header]
+        shift = 0
+        if self.quiet:
+            self.emit(1, "_quiet = _quiet_on()")
+            self.ns.update(_quiet_on=_quiet_on, _quiet_off=_quiet_off)
+            shift = 1
+        if self.user_code:
+            self.emit(1, "_caller_errstate = _errstate_now()")
+            self.ns.update(_errstate_now=_errstate_now, _errstate_set=_errstate_set)
+            shift += 1
+        self.emit(1, "try:")
+        shift += 1
+        self.line_ops = {k + shift: v for k, v in self.line_ops.items()}
+        self.lines.extend(body)
+        self.emit(2, f"return [{', '.join(outputs)}]")
+        self.emit(1, "except _OpError as _e:")
+        self.emit(2, "if _e.op is not None:")
+        self.emit(3, "raise")
+        self.emit(2, "raise _fail(_e)")
+        self.emit(1, "except Exception as _e:")
+        self.emit(2, "raise _fail(_e)")
+        if self.quiet:
+            self.emit(1, "finally:")
+            self.emit(2, "_quiet_off(_quiet)")
+        source = "\n".join(self.lines) + "\n"
+        filename = f"<rt graph {graph.name} #{graph.id}.{next(_counter)}>"
+        line_ops = self.line_ops
+        self.ns["_fail"] = lambda exc: _fail(exc, line_ops)
+        code = compile(source, filename, "exec")
+        exec(code, self.ns)  # noqa: S102 - our own generated source
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        traceback_utils.register_source_map(filename, {})      # library code, not the user's
+        return Program(self.ns[name], source, graph, filename)
+
+    def block(self, graph, env, indent, top=False, skip=None):
+        """Emit the ops of `graph` (`env` binds its fed placeholders); output expressions."""
+        free_after = memory.frees(graph)
+        mine = set()                    # locals this block made (the ones it may delete)
+        futures = {}
+        start = len(self.lines)
+        for op in graph.ops:
+            waits = [t for t in op.inputs if t in futures] + [
+                t for c in op.control_inputs for t in c.outputs if t in futures]
+            for t in waits:
+                self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
+            if skip and op in skip:
+                statement = skip[op]
+                if statement:
+                    self.emit(indent, statement(env), op)
+            else:
+                self.op(op, env, indent, mine, futures)
+            dead = [env[t] for t in free_after.get(op, ()) if t in mine and t not in futures]
+            if dead:
+                self.emit(indent, f"del {', '.join(dict.fromkeys(dead))}")
+                mine.difference_update(free_after[op])
+        for t in list(futures):
+            self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
+        if len(self.lines) == start:
+            self.emit(indent, "pass")
+        return [self.ref(env, t, not top) if t in env else None for t in graph.outputs]
+
+    def bind(self, env, mine, t, base=None):
+        name = self.fresh(base or (t.op.name if len(t.op.outputs) == 1
+                                   else f"{t.op.name}_{t.index}"))
+        env[t] = name
+        mine.add(t)
+        return name
+
+    def op(self, op, env, indent, mine, futures):
+        kind = op.type
+        if kind in ("placeholder", "capture") and op.outputs[0] in env:
+            return
+        if kind == "const":
+            env[op.outputs[0]] = _Const(op.attrs["value"])
+            return
+        if kind == "no_op":
+            return
+        inline = getattr(self, f"inline_{kind}", None)
+        if inline is not None and known_op(op) and "stacks" not in op.attrs:
+            return inline(op, env, indent, mine)
+        if op.notes and op.notes.get("async"):
+            out = op.outputs[0]
+            args = [self.ref(env, t, False) for t in op.inputs] + self.attrs(op)
+            future = self.fresh(f"f_{op.name}")
+            self.bind(env, mine, out)
+            futures[out] = future
+            submit = self.glob(_submit_fn(_threads()), "submit")
+            kernel = self.glob(op.opdef.kernel, "k_" + kind)
+            self.emit(indent, f"{future} = {submit}({kernel}, {', '.join(args)})", op)
+            return
+        expr = None
+        if op.opdef.elementwise and len(op.outputs) == 1:
+            expr = self.elementwise(op, env)
+        elif kind in _SPECIAL:
+            expr = self.special(op, env)
+        if expr is None:
+            expr = self.call(op, env)
+        if op.opdef.retains_inputs and self.quiet:       # user code: the caller's errstate
+            self.user_code = True
+            target = self.targets(op, env, mine)
+            self.emit(indent, "_saved = _errstate_set(_caller_errstate)", op)
+            self.emit(indent, "try:")
+            self.emit(indent + 1, f"{target}{expr}", op)
+            self.emit(indent, "finally:")
+            self.emit(indent + 1, "_quiet_off(_saved)")
+            return
+        self.emit(indent, f"{self.targets(op, env, mine)}{expr}", op)
+
+    def targets(self, op, env, mine):
+        outs = op.outputs
+        if not outs:
+            return ""
+        names = [self.bind(env, mine, t) for t in outs]
+        if op.opdef.multi:
+            return f"{', '.join(names)}, *_ = "
+        return f"{names[0]} = "
+
+    def attrs(self, op):
+        return [f"{k}={self.literal(v)}" for k, v in op.attrs.items()]
+
+    def call(self, op, env):
+        args = [self.ref(env, t, op.opdef.elementwise) for t in op.inputs] + self.attrs(op)
+        return f"{self.glob(op.opdef.kernel, 'k_' + op.type)}({', '.join(args)})"
+
+    def elementwise(self, op, env):
+        d = op.opdef
+        if op.attrs or d.multi:
+            return None
+        args = [self.ref(env, t, True) for t in op.inputs]
+        scalar = op.outputs[0].shape.rank == 0
+        if scalar and op.type in _BINARY:
+            return f"{args[0]} {_BINARY[op.type]} {args[1]}"
+        if scalar and op.type in _LOGICAL and all(t.dtype.is_bool for t in op.inputs):
+            return f"{args[0]} {_LOGICAL[op.type]} {args[1]}"
+        if scalar and op.type in _UNARY and (op.type != "logical_not"
+                                             or op.inputs[0].dtype.is_bool):
+            return _UNARY[op.type].format(args[0])
+        if d.ufunc is None:
+            return None
+        donor = op.notes.get("reuse") if op.notes else None
+        if donor is not None:
+            args.append(f"out={env[donor]}")
+        return f"{self.glob(d.ufunc, '_np_' + d.ufunc.__name__)}({', '.join(args)})"
+
+    def special(self, op, env):
+        kind, a = op.type, op.attrs
+        x = self.ref(env, op.inputs[0], kind == "getitem")
+        if kind in ("identity", "stop_gradient"):
+            return x
+        if kind == "matmul":
+            if a:
+                return None
+            return f"{self.glob(np.matmul, '_np_matmul')}({x}, {self.ref(env, op.inputs[1], False)})"
+        if kind == "reshape" and len(op.inputs) == 1:
+            return f"{self.glob(np.reshape, '_np_reshape')}({x}, {self.literal(a['shape'])})"
+        if kind == "transpose":
+            return f"{self.glob(np.transpose, '_np_transpose')}({x}, {self.literal(a['perm'])})"
+        if kind == "expand_dims":
+            return f"{self.glob(np.expand_dims, '_np_expand_dims')}({x}, {self.literal(a['axis'])})"
+        if kind == "getitem":
+            return self.getitem(op, env, x)
+        return None
+
+    def getitem(self, op, env, x):
+        dynamic = [self.ref(env, t, True) for t in op.inputs[1:]]
+        parts = []
+        for item in op.attrs["spec"]:
+            kind = item[0]
+            if kind == "i":
+                parts.append(repr(int(item[1])))
+            elif kind == "t":
+                parts.append(dynamic[item[1]])
+            elif kind == "s":
+                bounds = [f"{dynamic[v[1]]}.item()" if isinstance(v, tuple) else repr(v)
+                          for v in item[1:]]
+                parts.append(f"slice({', '.join(bounds)})")
+            elif kind == "n":
+                parts.append("None")
+            else:
+                parts.append("...")
+        if op.inputs[0].shape.rank in (None, 0):
+            x = f"_nd({x})"
+        return f"_nd({x}[({', '.join(parts)}{',' if parts else ''})])"
+
+    # -- control flow and bodies, inlined ---------------------------------------------------------
+    def sub_env(self, op, env, sub, pairs, loop_vars=None):
+        """The environment of sub-graph `sub`: its placeholders bound to what feeds them."""
+        position = {t: k for k, t in enumerate(sub.inputs)}
+        return {t: loop_vars[position[t]] if i is None else env[op.inputs[i]]
+                for t, i in pairs}
+
+    def outputs_to(self, op, env, mine, indent, results, names=None):
+        names = names or [self.bind(env, mine, t) for t in op.outputs]
+        for name, r in zip(names, results):
+            self.emit(indent, f"{name} = {r}")
+        return names
+
+    def inline_cond(self, op, env, indent, mine):
+        (then_g, then_pairs), (else_g, else_pairs) = subgraph_feeds(op)
+        pred = self.ref(env, op.inputs[0], True)
+        names = [self.bind(env, mine, t) for t in op.outputs]     # maybe fewer (n_outputs)
+        self.emit(indent, f"if {pred}:", op)
+        results = self.block(then_g, self.sub_env(op, env, then_g, then_pairs), indent + 1)
+        self.outputs_to(op, env, mine, indent + 1, results, names)
+        self.emit(indent, "else:", op)
+        results = self.block(else_g, self.sub_env(op, env, else_g, else_pairs), indent + 1)
+        self.outputs_to(op, env, mine, indent + 1, results, names)
+
+    def inline_call(self, op, env, indent, mine):
+        (sub, pairs), = subgraph_feeds(op)
+        results = self.block(sub, self.sub_env(op, env, sub, pairs), indent)
+        self.outputs_to(op, env, mine, indent, results)
+
+    inline_fused = inline_call
+
+    def inline_while(self, op, env, indent, mine):
+        (cond_g, cond_pairs), (body_g, body_pairs) = subgraph_feeds(op)
+        a = op.attrs
+        n = a["n_vars"]
+        names = [self.bind(env, mine, t) for t in op.outputs]
+        grows = memory.accumulators(op) if op.notes and op.notes.get("append") else {}
+        inits = [self.ref(env, t, True) for t in op.inputs[:n]]
+        if n:
+            comma = "," if n == 1 else ""
+            self.emit(indent, f"{', '.join(names)}{comma} = {', '.join(inits)}{comma}", op)
+        rows = {j: self.fresh(f"rows_{names[j]}") for j in grows}
+        for j, r in rows.items():
+            self.emit(indent, f"{r} = []")
+        limit = a["maximum_iterations"]
+        if limit is None:
+            self.emit(indent, "while True:", op)
+        else:
+            bound = (self.ref(env, op.inputs[-1], True) if limit == "input"
+                     else repr(int(limit)))
+            self.emit(indent, f"for _ in range(int({bound})):", op)
+        loop_vars = names
+        test, = self.block(cond_g, self.sub_env(op, env, cond_g, cond_pairs, loop_vars),
+                           indent + 1)
+        self.emit(indent + 1, f"if not {test}:", op)
+        self.emit(indent + 2, "break")
+        skip = {}
+        for j, (cat, grow, item) in grows.items():
+            skip[cat] = None
+            skip[grow] = (lambda e, r=rows[j], item=item:
+                          f"{r}.append({self.ref(e, item, True)})")
+        results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, loop_vars),
+                             indent + 1, skip=skip)
+        keep = [j for j in range(n) if j not in grows]
+        if keep:
+            lhs = ", ".join(names[j] for j in keep)
+            rhs = ", ".join(results[j] for j in keep)
+            comma = "," if len(keep) == 1 else ""
+            self.emit(indent + 1, f"{lhs}{comma} = {rhs}{comma}")
+        for j, r in rows.items():
+            self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", op)
+            self.emit(indent, f"del {r}")
+
+
+def _threads():
+    from . import config
+    return config.get_inter_op_threads()
+
+
+def _fail(exc, line_ops):
+    """The plain executor's error for `exc`, naming the op whose line raised it."""
+    tb = exc.__traceback__
+    op = line_ops.get(tb.tb_lineno) if tb is not None else None
+    if op is None:
+        return exc
+    err = op_error(op, exc)
+    err.__cause__ = exc
+    return err

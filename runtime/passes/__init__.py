@@ -1,0 +1,160 @@
+"""Graph passes: rewrite a traced graph into one computing the same values with less work.
+
+`optimize(graph)` returns a rewritten copy (the traced graph stays as the user
+built it; executors run the copy). The passes, one module each:
+
+    algebraic         x*1, x+0, -(-x), transpose of transpose, reshape chains
+    constant_folding  ops whose inputs are all constants run once, while optimizing
+    cse               identical pure ops computed once
+    pruning           ops nothing needs are dropped (stateful ones always stay)
+    fusion            chains of elementwise ops become one `fused` op
+    parallel          independent heavy ops marked to run at once on a thread pool
+    memory            buffer reuse (numpy `out=`) and frees after each value's last use
+
+Pruning, simplification, folding and CSE repeat while they find work (pruning first,
+so CSE keeps an op that runs); fusion, parallel and memory come last.
+Every pass rewrites the graph and every sub-graph it owns (cond branches, loop
+bodies, called functions) and returns whether it changed anything.
+"""
+from .. import config
+from ..graph import clone_graph
+
+__all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "subgraph_feeds",
+           "drop_feeds", "known_op"]
+
+_ROUNDS = 4
+
+
+def optimize(graph, passes=None):
+    """A copy of `graph` rewritten by `passes` (names; default: those config enables)."""
+    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes)
+
+
+def optimize_in_place(graph, passes=None):
+    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it."""
+    from . import algebraic, constant_folding, cse, fusion, memory, parallel, pruning
+    enabled = config.get_optimizations() if passes is None else frozenset(passes)
+    simplify = [(name, module) for name, module in [
+        ("pruning", pruning), ("algebraic", algebraic), ("constant_folding", constant_folding),
+        ("cse", cse)] if name in enabled]
+    for _ in range(_ROUNDS):
+        changed = False
+        for _, module in simplify:
+            changed = module.run(graph) or changed
+        if not changed:
+            break
+    if "pruning" in enabled:
+        pruning.run(graph)
+    if "fusion" in enabled:
+        fusion.run(graph)
+    if "parallel" in enabled:
+        parallel.run(graph)
+    if "memory" in enabled:
+        memory.run(graph)
+    return graph
+
+
+def graphs_in(graph):
+    """`graph` and every sub-graph nested in it, innermost first."""
+    for op in graph.ops:
+        for sub in op.subgraphs():
+            yield from graphs_in(sub)
+    yield graph
+
+
+def each_graph(graph, rewrite):
+    """Apply `rewrite(g) -> bool` to `graph` and all sub-graphs; True if any changed."""
+    changed = False
+    for g in list(graphs_in(graph)):
+        changed = rewrite(g) or changed
+    return changed
+
+
+# -- which op input feeds which sub-graph placeholder ------------------------------------
+
+_KNOWN_ATTRS = {           # op type: (attributes it always has, ones it may have)
+    "cond": ({"then_graph", "else_graph", "then_map", "else_map"}, {"n_outputs"}),
+    "while": ({"n_vars", "cond_graph", "body_graph", "cond_map", "body_map",
+               "maximum_iterations"}, {"stacks"}),
+    "call": ({"f"}, set()),
+    "fused": ({"body"}, set()),
+}
+
+
+def known_op(op):
+    """Is `op` a cond/while/call/fused op whose attributes we know?"""
+    known = _KNOWN_ATTRS.get(op.type)
+    return known is not None and known[0] <= set(op.attrs) <= known[0] | known[1]
+
+
+def subgraph_feeds(op):
+    """[(sub-graph, [(placeholder tensor, index of the op input feeding it, or None)])].
+
+    None marks a loop variable (fed by the previous iteration). An op of another
+    kind, or with attributes we do not know, gives [] (passes then leave it alone).
+    """
+    attrs = op.attrs
+    if not known_op(op):
+        return []
+    if op.type == "cond":
+        return [(attrs[g], [(inner, 1 + i) for (_, inner), i in
+                            zip(attrs[g].captures, attrs[m])])
+                for g, m in (("then_graph", "then_map"), ("else_graph", "else_map"))]
+    if op.type == "while":
+        n = attrs["n_vars"]
+        out = []
+        for g, m in (("cond_graph", "cond_map"), ("body_graph", "body_map")):
+            sub = attrs[g]
+            feeds = [(t, None) for t in sub.inputs]
+            feeds += [(inner, n + i) for (_, inner), i in zip(sub.captures, attrs[m])]
+            out.append((sub, feeds))
+        return out
+    sub = attrs["f" if op.type == "call" else "body"]
+    phs = list(sub.inputs) + [inner for _, inner in sub.captures]
+    return [(sub, [(t, i) for i, t in enumerate(phs)])]
+
+
+def drop_feeds(op, unused):
+    """Remove the placeholders in `unused` (sub-graph tensors nothing reads) from the
+    sub-graphs of `op`, and the op inputs only they read. Loop variables stay."""
+    feeds = subgraph_feeds(op)
+    source = {t: op.inputs[i] for _, pairs in feeds for t, i in pairs if i is not None}
+    changed = False
+    for sub, pairs in feeds:
+        dropped = {t for t, i in pairs if t in unused and i is not None}
+        if dropped:
+            changed = True
+            sub.inputs = [t for t in sub.inputs if t not in dropped]
+            sub.captures = [(o, t) for o, t in sub.captures if t not in dropped]
+            sub.remove_ops([t.op for t in dropped])
+    if changed:
+        _rebuild_inputs(op, source)
+        op.graph._changed()
+    return changed
+
+
+def _rebuild_inputs(op, source):
+    """Set `op`'s inputs (and index maps) from what its sub-graphs read now;
+    `source[placeholder]` is the op input that feeds it."""
+    attrs = op.attrs
+    if op.type in ("call", "fused"):
+        sub = attrs["f" if op.type == "call" else "body"]
+        op.inputs = [source[t] for t in list(sub.inputs) + [i for _, i in sub.captures]]
+        return
+    if op.type == "cond":
+        head, groups = op.inputs[:1], (("then_graph", "then_map"), ("else_graph", "else_map"))
+    else:
+        head = op.inputs[:attrs["n_vars"]]
+        groups = (("cond_graph", "cond_map"), ("body_graph", "body_map"))
+    tail = op.inputs[-1:] if attrs.get("maximum_iterations") == "input" else []
+    union, index = [], {}
+    for g, m in groups:
+        positions = []
+        for _, inner in attrs[g].captures:
+            outer = source[inner]
+            if outer not in index:
+                index[outer] = len(union)
+                union.append(outer)
+            positions.append(index[outer])
+        attrs[m] = tuple(positions)
+    op.inputs = list(head) + union + tail

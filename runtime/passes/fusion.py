@@ -1,0 +1,121 @@
+"""Fusion: a chain (or tree) of elementwise ops becomes one `fused` op.
+
+An elementwise op joins its consumer's group when that consumer is its only
+reader (it is not an output, a control input or read twice by different ops).
+A group of two or more becomes one `fused` op owning a sub-graph of the
+members, named after the group's last op. The executors run the body as one
+kernel: straight-line code whose temporaries are written in place (`out=`, see
+the memory plan), so a five-op chain over big arrays allocates one array, not
+five. A failing member is still named in errors, with its own source line.
+
+    graph f(x: f32[1024], b: f32[]) {          graph f(x: f32[1024], b: f32[]) {
+      mul: f32[1024] = multiply(x, x)            tanh: f32[1024] = fused(x, b)
+      add: f32[1024] = add(mul, b)       ==>       body fused(x: f32[1024], b: f32[]) {
+      tanh: f32[1024] = tanh(add)                    mul: f32[1024] = multiply(x, x)
+      return tanh                                    add: f32[1024] = add(mul, b)
+    }                                                tanh: f32[1024] = tanh(add)
+                                                     return tanh
+                                                   }
+                                                 return tanh
+                                               }
+"""
+from ..graph import Graph, Operation
+from ..ops import registry
+from ..tensor import SymbolicTensor
+from . import each_graph
+
+__all__ = ["run", "FUSED"]
+
+
+def _fused_kernel(*arrays, body):
+    from ..codegen_executor import compile_graph
+    return compile_graph(body).fn(arrays)[0]
+
+
+def _fused_infer(inputs, body):
+    out = body.outputs[0]
+    return [(out.shape, out.dtype)]
+
+
+FUSED = registry.register("fused", _fused_kernel, _fused_infer, fresh=True)
+
+
+def run(graph):
+    return each_graph(graph, _fuse)
+
+
+def _fusable(op):
+    return (op.opdef.elementwise and len(op.outputs) == 1 and not op.control_inputs
+            and not op.stateful)
+
+
+def _groups(graph):
+    """Lists of member ops (graph order), each ending with its root, of 2+ members."""
+    readers = {}
+    for op in graph.ops:
+        for t in op.inputs:
+            readers.setdefault(t, set()).add(op)
+    outputs = set(graph.outputs)
+    controls = {c for op in graph.ops for c in op.control_inputs}
+    group_of = {}
+    groups = []
+    for op in reversed(graph.ops):
+        if not _fusable(op):
+            continue
+        out = op.outputs[0]
+        users = readers.get(out, ())
+        user = next(iter(users)) if len(users) == 1 else None
+        if (user is not None and user in group_of and out not in outputs
+                and op not in controls):
+            group = group_of[user]
+        else:
+            group = []
+            groups.append(group)
+        group.append(op)
+        group_of[op] = group
+    return [list(reversed(g)) for g in groups if len(g) > 1]
+
+
+def _fuse(graph):
+    groups = _groups(graph)
+    for members in groups:
+        _fuse_group(graph, members)
+    return bool(groups)
+
+
+def _fuse_group(graph, members):
+    root = members[-1]
+    body = Graph(name="fused", outer_graph=graph)
+    body.optimized = True
+    inside = {}            # member output -> its copy in the body
+    external = []          # outer tensors read by the group, in first-use order
+    ph_registry = registry.get("placeholder")
+    for op in members:
+        inputs = []
+        for t in op.inputs:
+            if t not in inside:
+                ph = body.insert_op(len(body.ops), ph_registry, [],
+                                    {"shape": t.shape.dims, "dtype": t.dtype},
+                                    [(t.shape, t.dtype)], _ref(t), t.op.origin)
+                inside[t] = ph.outputs[0]
+                body.inputs.append(ph.outputs[0])
+                external.append(t)
+            inputs.append(inside[t])
+        copy = Operation(body, op.opdef, body.unique_name(op.name), inputs, dict(op.attrs), [],
+                         op.origin)
+        copy.original = op.original or op
+        copy.outputs = (SymbolicTensor(copy, 0, op.outputs[0].shape, op.outputs[0].dtype),)
+        body.ops.append(copy)
+        body._ops_by_name[copy.name] = copy
+        inside[op.outputs[0]] = copy.outputs[0]
+    body.outputs = [inside[root.outputs[0]]]
+    position = graph.ops.index(root) - (len(members) - 1)
+    graph.remove_ops(members)
+    out = root.outputs[0]
+    fused = graph.insert_op(position, FUSED, external, {"body": body},
+                            [(out.shape, out.dtype)], root.name, root.origin)
+    graph.replace_uses({out: fused.outputs[0]})
+
+
+def _ref(t):
+    return t.op.name if len(t.op.outputs) == 1 else f"{t.op.name}_{t.index}"

@@ -1,0 +1,221 @@
+"""Memory plan: write results into dead buffers (numpy `out=`), free values after last use.
+
+Annotates operations (shown in the graph's text form, followed by the fast executor):
+  free a, b      the values whose last reader this op is: dropped right after it
+  reuse a        an elementwise op writes its result into `a`'s array (`out=a`)
+  donate a       a fused op may write into the array of input `a` (dead after it)
+  append 1       a while loop whose loop variable 1 only grows by one row per
+                 iteration (`outputs.append(h)` in a converted loop) keeps a list
+                 of rows and concatenates once, after the loop, instead of copying
+                 the growing array every iteration
+
+An array may be reused only when this graph made it (an op declared `fresh`:
+never a constant, an input, a variable's array, or a value a py_function saw or
+an async op still reads) and every value that may view it (reshape, transpose,
+getitem, identity... anything not `fresh` may alias its inputs) is dead.
+
+    graph f(x: f32[1024]) {                        graph f(x: f32[1024]) {
+      exp: f32[1024] = exp(x)                        exp: f32[1024] = exp(x)  [free x]
+      mul: f32[1024] = multiply(exp, exp)  ==>       mul: f32[1024] = multiply(exp, exp)  [reuse exp]
+      return mul                                     return mul
+    }                                              }
+"""
+from . import each_graph, subgraph_feeds
+
+__all__ = ["run", "plan", "frees", "accumulators"]
+
+
+def run(graph):
+    plan(graph)
+    return False
+
+
+def plan(graph, owned_inputs=()):
+    """Annotate `graph` and its sub-graphs (see the module docstring); `owned_inputs`
+    are placeholders whose arrays the graph may overwrite (a fused op's donations)."""
+    for op in graph.ops:
+        op.notes = {"async": True} if op.notes and op.notes.get("async") else None
+    last = _last_uses(graph)
+    for t in graph.outputs:
+        last[t] = len(graph.ops)                    # outputs live past the end
+    store = _Storage(graph, owned_inputs, last)
+    free_after = frees_after(graph, last)
+    for i, op in enumerate(graph.ops):
+        if free_after.get(op):
+            _note(op, "free", free_after[op])
+        if op.type == "fused":
+            donated = [t for t in op.inputs if store.reusable(t, i) and not any(
+                x is not t and store.overlap(x, t) for x in op.inputs)]
+            if donated:
+                _note(op, "donate", donated)
+            body = op.attrs["body"]
+            plan(body, {ph for ph, x in zip(body.inputs, op.inputs)
+                        if any(x is d for d in donated)})
+            continue
+        out = op.outputs[0] if len(op.outputs) == 1 else None
+        if out is not None and op.opdef.ufunc is not None and _static(out):
+            donor = next((t for t in op.inputs if store.reusable(t, i) and _static(t)
+                          and t.shape == out.shape and t.dtype == out.dtype), None)
+            if donor is not None:
+                _note(op, "reuse", donor)
+                store.merge(out, donor)
+        for sub in op.subgraphs():
+            plan(sub)
+    return graph
+
+
+class _Storage:
+    """Which arrays each value of a graph may share memory with (a union-find of buffers).
+
+    Every `fresh` op output gets a buffer of its own, owned by the graph; any other
+    output may view its inputs' buffers and some outside array (a constant, an input,
+    a variable's value). A buffer dies after the last reader of any value viewing it.
+    """
+
+    def __init__(self, graph, owned_inputs, last):
+        self.parent, self.maker, self.owned, self.death = {}, {}, {}, {}
+        self.escaped = set()
+        self.views = {}
+        for t in list(graph.inputs) + [inner for _, inner in graph.captures]:
+            self._new(t, t in owned_inputs)
+        rows = {}
+        for i, op in enumerate(graph.ops):
+            if op.type == "while":
+                found = accumulators(op)
+                if found:
+                    _note(op, "append", tuple(sorted(found)))
+                    rows.update({item: i for _, _, item in found.values()})
+            if op.opdef.retains_inputs or (op.notes and op.notes.get("async")):
+                self._escape(op.inputs)
+            for t in op.outputs:
+                if t in self.views:
+                    continue
+                if op.opdef.fresh:
+                    self._new(t, True)
+                else:
+                    self._new(t, False)
+                    self.views[t] |= set().union(*[self.views.get(x, ()) for x in op.inputs])
+        self._escape(rows)
+        for t, bs in self.views.items():
+            for b in bs:
+                self.death[b] = max(self.death.get(b, -1), last.get(t, -1))
+
+    def _new(self, t, owned):
+        b = len(self.parent)
+        self.parent[b], self.maker[b], self.owned[b] = b, t, owned
+        self.views[t] = {b}
+
+    def _escape(self, tensors):
+        self.escaped.update(b for t in tensors for b in self.views.get(t, ()))
+
+    def find(self, b):
+        while self.parent[b] != b:
+            b = self.parent[b]
+        return b
+
+    def roots(self, t):
+        return {self.find(b) for b in self.views.get(t, ())}
+
+    def overlap(self, a, b):
+        return bool(self.roots(a) & self.roots(b))
+
+    def reusable(self, t, i):
+        """Is `t` the graph's own array, dead after op `i`, viewed by nothing alive?"""
+        roots = self.roots(t)
+        if len(roots) != 1:
+            return False
+        b, = roots
+        return (self.maker[b] is t and self.owned[b] and b not in self.escaped
+                and self.death[b] == i)
+
+    def merge(self, out, donor):
+        """`out` is written into `donor`'s array: one buffer from now on."""
+        b, o = self.find(next(iter(self.views[donor]))), self.find(next(iter(self.views[out])))
+        self.parent[o] = b
+        self.maker[b] = out
+        self.death[b] = max(self.death[b], self.death[o])
+        if o in self.escaped:
+            self.escaped.add(b)
+
+
+def _static(t):
+    return t.shape.is_fully_defined() and t.shape.rank > 0
+
+
+def _note(op, key, value):
+    if op.notes is None:
+        op.notes = {}
+    op.notes[key] = value
+
+
+def _last_uses(graph):
+    last = {}
+    for i, op in enumerate(graph.ops):
+        for t in op.inputs:
+            last[t] = i
+    return last
+
+
+def frees(graph, order=None):
+    """{op: [tensors to drop after it]} for running `order` (default graph.ops)."""
+    ops = graph.ops if order is None else order
+    last = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            last[t] = i
+    for t in graph.outputs:
+        last[t] = len(ops)
+    return frees_after(graph, last, ops)
+
+
+def frees_after(graph, last, ops=None):
+    ops = graph.ops if ops is None else ops
+    out = {}
+    for t, i in last.items():
+        if i < len(ops):
+            out.setdefault(ops[i], []).append(t)
+    kept = set(graph.outputs)
+    for op in ops:
+        for t in op.outputs:
+            if t not in last and t not in kept:
+                out.setdefault(op, []).append(t)
+    return out
+
+
+def accumulators(op):
+    """{loop variable index: (concat op, expand_dims op, appended tensor)} of a while op
+    whose loop variable only grows by `concat([var, expand_dims(item, 0)], 0)`."""
+    feeds = subgraph_feeds(op)
+    if op.type != "while" or not feeds:
+        return {}
+    cond_graph, body = op.attrs["cond_graph"], op.attrs["body_graph"]
+    readers = _readers(body)
+    cond_readers = _readers(cond_graph)
+    found = {}
+    for j in range(op.attrs["n_vars"]):
+        out, var = body.outputs[j], body.inputs[j]
+        cat = out.op
+        if (cat.type != "concat" or cat.attrs.get("axis") != 0 or len(cat.inputs) != 2
+                or cat.inputs[0] is not var):
+            continue
+        grow = cat.inputs[1].op
+        if grow.type != "expand_dims" or grow.attrs.get("axis") != 0:
+            continue
+        if (readers.get(var) != [cat] or readers.get(out, []) != []
+                or readers.get(grow.outputs[0]) != [cat]
+                or sum(1 for t in body.outputs if t is out) != 1
+                or cond_readers.get(cond_graph.inputs[j])
+                or cat.control_inputs or grow.control_inputs):
+            continue
+        found[j] = (cat, grow, grow.inputs[0])
+    return found
+
+
+def _readers(graph):
+    readers = {}
+    for op in graph.ops:
+        for t in op.inputs:
+            users = readers.setdefault(t, [])
+            if not any(u is op for u in users):
+                users.append(op)
+    return readers

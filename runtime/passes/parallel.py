@@ -1,0 +1,122 @@
+"""Inter-op parallelism: independent heavy ops run at once on a thread pool.
+
+numpy releases the GIL inside big matmuls, reductions and elementwise loops, so
+two such ops that do not depend on each other can run on two cores. A cost
+model (`cost`: about one unit per multiply-add or element touched, from static
+shapes) marks an op heavy above `HEAVY`; small ops stay on the calling thread,
+where a hop to the pool would cost more than it saves. A heavy op with another
+heavy op independent of it is marked `async`: the executor submits it and
+waits for its result where the first reader needs it. The graph is reordered
+(a topological order; stateful ops keep their order) so independent chains
+interleave:
+
+    a1 = matmul(x, w)                             a1 = matmul(x, w)   [async]
+    a2 = matmul(a1, w)                            b1 = matmul(y, w)   [async]
+    b1 = matmul(y, w)                     ==>     a2 = matmul(a1, w)  [async]
+    b2 = matmul(b1, w)                            b2 = matmul(b1, w)  [async]
+"""
+import heapq
+
+from .. import config
+from . import each_graph
+
+__all__ = ["run", "cost", "HEAVY"]
+
+HEAVY = 1 << 23                   # ~8M multiply-adds: about a millisecond
+
+
+def run(graph):
+    if config.get_inter_op_threads() <= 1:
+        return False
+    return each_graph(graph, _schedule)
+
+
+def _elements(t):
+    shape = t.shape
+    return shape.num_elements() if shape.is_fully_defined() else None
+
+
+def cost(op):
+    """Work of `op` in multiply-adds or elements touched; 0 when not known statically."""
+    if op.type == "matmul":
+        a, b = op.inputs
+        n_out = _elements(op.outputs[0])
+        if n_out is None or a.shape.rank is None or a.shape.dims[-1] is None:
+            return 0
+        k = a.shape.dims[-2] if op.attrs.get("transpose_a") and a.shape.rank > 1 \
+            else a.shape.dims[-1]
+        return n_out * (k or 0)
+    if op.type.startswith("reduce_") or op.type in (
+            "softmax", "log_softmax", "softmax_cross_entropy_with_logits"):
+        return _elements(op.inputs[0]) or 0
+    if op.opdef.elementwise or op.type == "fused":
+        n = _elements(op.outputs[0]) or 0
+        return n * (len(op.attrs["body"].ops) if op.type == "fused" else 1)
+    return 0
+
+
+def _parallel_ops(graph):
+    """Heavy ops that have at least one heavy op independent of them."""
+    heavy = [op for op in graph.ops if not op.stateful and not op.subgraphs()
+             and len(op.outputs) == 1 and cost(op) >= HEAVY]
+    if len(heavy) < 2:
+        return set()
+    index = {op: i for i, op in enumerate(heavy)}
+    ancestors = {}                        # op -> bitmask of heavy ops it depends on
+    for op in graph.ops:
+        mask = 0
+        for dep in [t.op for t in op.inputs] + list(op.control_inputs):
+            mask |= ancestors.get(dep, 0)
+            if dep in index:
+                mask |= 1 << index[dep]
+        ancestors[op] = mask
+    found = set()
+    for a in heavy:
+        for b in heavy:
+            if a is not b and not (ancestors[a] >> index[b]) & 1 \
+                    and not (ancestors[b] >> index[a]) & 1:
+                found.add(a)
+                break
+    return found
+
+
+def _schedule(graph):
+    parallel = _parallel_ops(graph)
+    if not parallel:
+        return False
+    for op in parallel:
+        op.notes = dict(op.notes or {}, **{"async": True})
+    graph.ops = _interleave(graph.ops, parallel)
+    graph._changed()
+    return True
+
+
+def _interleave(ops, first):
+    """A topological order of `ops` starting the ops in `first` as early as possible;
+    otherwise the original order (ops with effects keep theirs)."""
+    position = {op: i for i, op in enumerate(ops)}
+    deps = {op: {t.op for t in op.inputs if t.op in position} |
+            {c for c in op.control_inputs if c in position} for op in ops}
+    previous = None
+    for op in ops:                        # state: program order, as traced
+        r, w, stateful = op.effects()
+        if r or w or stateful:
+            if previous is not None:
+                deps[op].add(previous)
+            previous = op
+    users = {op: [] for op in ops}
+    for op, ds in deps.items():
+        for d in ds:
+            users[d].append(op)
+    waiting = {op: len(ds) for op, ds in deps.items()}
+    ready = [(op not in first, position[op], op) for op in ops if not waiting[op]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, _, op = heapq.heappop(ready)
+        order.append(op)
+        for user in users[op]:
+            waiting[user] -= 1
+            if not waiting[user]:
+                heapq.heappush(ready, (user not in first, position[user], user))
+    return order
