@@ -150,6 +150,7 @@ class _Compiler:
         self.used = set(self.ns)
         self.quiet = False
         self.user_code = False
+        self.wanted = {}                # tensor -> the local it must be bound to
 
     # -- names -----------------------------------------------------------------------
     def fresh(self, base):
@@ -280,9 +281,9 @@ class _Compiler:
             self.emit(indent, "pass")
         return [self.ref(env, t, not top) if t in env else None for t in graph.outputs]
 
-    def bind(self, env, mine, t, base=None):
-        name = self.fresh(base or (t.op.name if len(t.op.outputs) == 1
-                                   else f"{t.op.name}_{t.index}"))
+    def bind(self, env, mine, t):
+        name = self.wanted.pop(t, None) or self.fresh(
+            t.op.name if len(t.op.outputs) == 1 else f"{t.op.name}_{t.index}")
         env[t] = name
         mine.add(t)
         return name
@@ -305,7 +306,7 @@ class _Compiler:
             future = self.fresh(f"f_{op.name}")
             self.bind(env, mine, out)
             futures[out] = future
-            submit = self.glob(_submit_fn(_threads()), "submit")
+            submit = self.glob(_submit_fn(_threads()), "submit", "submit")
             kernel = self.glob(op.opdef.kernel, "k_" + kind)
             self.emit(indent, f"{future} = {submit}({kernel}, {', '.join(args)})", op)
             return
@@ -410,27 +411,33 @@ class _Compiler:
         return {t: loop_vars[position[t]] if i is None else env[op.inputs[i]]
                 for t, i in pairs}
 
-    def outputs_to(self, op, env, mine, indent, results, names=None):
-        names = names or [self.bind(env, mine, t) for t in op.outputs]
+    def block_into(self, graph, env, indent, names):
+        """Emit `graph`'s ops so that its outputs end up in the locals `names`: the op
+        making an output assigns it there directly (nothing else keeps it alive)."""
+        for t, name in zip(graph.outputs, names):
+            if t not in self.wanted and t.op.graph is graph and t.op.type not in (
+                    "placeholder", "capture", "const"):
+                self.wanted[t] = name
+        results = self.block(graph, env, indent)
+        for t in graph.outputs:
+            self.wanted.pop(t, None)
         for name, r in zip(names, results):
-            self.emit(indent, f"{name} = {r}")
-        return names
+            if r != name:
+                self.emit(indent, f"{name} = {r}")
 
     def inline_cond(self, op, env, indent, mine):
         (then_g, then_pairs), (else_g, else_pairs) = subgraph_feeds(op)
         pred = self.ref(env, op.inputs[0], True)
         names = [self.bind(env, mine, t) for t in op.outputs]     # maybe fewer (n_outputs)
         self.emit(indent, f"if {pred}:", op)
-        results = self.block(then_g, self.sub_env(op, env, then_g, then_pairs), indent + 1)
-        self.outputs_to(op, env, mine, indent + 1, results, names)
+        self.block_into(then_g, self.sub_env(op, env, then_g, then_pairs), indent + 1, names)
         self.emit(indent, "else:", op)
-        results = self.block(else_g, self.sub_env(op, env, else_g, else_pairs), indent + 1)
-        self.outputs_to(op, env, mine, indent + 1, results, names)
+        self.block_into(else_g, self.sub_env(op, env, else_g, else_pairs), indent + 1, names)
 
     def inline_call(self, op, env, indent, mine):
         (sub, pairs), = subgraph_feeds(op)
-        results = self.block(sub, self.sub_env(op, env, sub, pairs), indent)
-        self.outputs_to(op, env, mine, indent, results)
+        names = [self.bind(env, mine, t) for t in op.outputs]
+        self.block_into(sub, self.sub_env(op, env, sub, pairs), indent, names)
 
     inline_fused = inline_call
 

@@ -401,7 +401,7 @@ def _notes_str(notes):
             value = ", ".join(_tensor_ref(v) if hasattr(v, "op") else str(v) for v in value)
         elif hasattr(value, "op"):
             value = _tensor_ref(value)
-        parts.append(f"{key} {value}")
+        parts.append(key if value is True else f"{key} {value}")
     return "; ".join(parts)
 
 

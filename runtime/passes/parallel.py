@@ -108,15 +108,22 @@ def _interleave(ops, first):
     for op, ds in deps.items():
         for d in ds:
             users[d].append(op)
+    level = {}                  # how many of `first` lie on the longest path to an op
+    for op in ops:
+        level[op] = max((level[d] + (d in first) for d in deps[op]), default=0)
+
+    def key(op):                # `first` ops early, chains side by side, else as traced
+        return (op not in first, level[op], position[op])
+
     waiting = {op: len(ds) for op, ds in deps.items()}
-    ready = [(op not in first, position[op], op) for op in ops if not waiting[op]]
+    ready = [(key(op), position[op], op) for op in ops if not waiting[op]]
     heapq.heapify(ready)
     order = []
     while ready:
-        _, _, op = heapq.heappop(ready)
+        op = heapq.heappop(ready)[2]
         order.append(op)
         for user in users[op]:
             waiting[user] -= 1
             if not waiting[user]:
-                heapq.heappush(ready, (user not in first, position[user], user))
+                heapq.heappush(ready, (key(user), position[user], user))
     return order
