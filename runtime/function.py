@@ -99,6 +99,8 @@ class ConcreteFunction:
         self._arg_template = arg_template      # (args, kwargs) with TensorSpec leaves
         self.name = name
         self._single = isinstance(output_template, _Slot)
+        self._captures = []                   # the captured outer tensors (cached)
+        self._call_attrs = {"f": graph}
 
     @property
     def inputs(self):
@@ -121,8 +123,10 @@ class ConcreteFunction:
 
     def _call_flat(self, tensors):
         """Run on flat input tensors (eager or symbolic); returns the structured result."""
-        captures = [outer for outer, _ in self.graph.captures]
-        outs = apply(_CALL, list(tensors) + captures, {"f": self.graph}, name=self.name)
+        captures = self._captures
+        if len(captures) != len(self.graph.captures):
+            captures = self._captures = [outer for outer, _ in self.graph.captures]
+        outs = apply(_CALL, list(tensors) + captures, self._call_attrs, name=self.name)
         if self._single:
             return outs[self._output_template.index]
         leaves = [outs[leaf.index] if isinstance(leaf, _Slot) else leaf
@@ -180,6 +184,12 @@ class _Unhashable:
 
 def _encode(x, tensors):
     """A hashable key part for argument `x`; tensor leaves are appended to `tensors`."""
+    t = type(x)
+    if t is EagerTensor:                        # the common cases first: calls are hot
+        tensors.append(x)
+        return (x._dtype, x._value.shape)
+    if t is tuple or t is list:
+        return (t,) + tuple([_encode(v, tensors) for v in x])
     if isinstance(x, EagerTensor):
         tensors.append(x)
         return (x._dtype, x._value.shape)

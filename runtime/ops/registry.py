@@ -130,15 +130,25 @@ def _apply_eager(opdef, inputs, attrs):
     except Exception as e:   # noqa: BLE001 - re-raised with the op named
         raise wrap_kernel_error(e, _prefixed(opdef, e)) from e
     if opdef.multi:
-        outputs = [EagerTensor(np.asarray(r)) for r in result]
+        outputs = [_eager_tensor(r) for r in result]
     elif result is None:
         return None
     else:
-        outputs = EagerTensor(result if type(result) is np.ndarray else np.asarray(result))
+        outputs = _eager_tensor(result)
     if tape_hooks:
         for hook in tape_hooks:
             hook(opdef, inputs, attrs, outputs)
     return outputs
+
+
+_DTYPE_OF = dtypes._BY_NP          # numpy dtype -> DType, without as_dtype's checks
+
+
+def _eager_tensor(value):
+    """An EagerTensor of a kernel's result (an ndarray, or something numpy converts)."""
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
+    return EagerTensor(value, _DTYPE_OF.get(value.dtype) or dtypes.as_dtype(value.dtype))
 
 
 def _leaked_symbolic_error(opdef, inputs):
