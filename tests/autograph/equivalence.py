@@ -222,9 +222,10 @@ def cases(*functions, modes=(False, True)):
 
 
 # One-line diagnoses of the bugs these tests found (see the tests using them).
-FSTRING_BREAKS_PRINTER = (
-    "pyct/loader.py _NumberingUnparser.__init__ takes no arguments, but Python 3.11's "
-    "ast._Unparser prints an f-string with type(self)(_avoid_backslashes=True): TypeError")
 DEL_IN_TENSOR_BRANCH = (
     "converters/control_flow.py visit_If: `del t` in one branch of a tensor `if` deletes the "
     "shared variable while that branch is traced; the other branch then reads t: NameError")
+NESTED_IF_MISSES_ENCLOSING_STATE = (
+    "converters/control_flow.py visit_If: a symbol the outer `if` carries only because one "
+    "branch reads it first is not live-out for an `if` nested in the other branch, so the "
+    "nested if leaves its branch's tensor in it: 'belongs to graph then' StagingError")

@@ -2,7 +2,8 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import DEL_IN_TENSOR_BRANCH, assert_equivalent, cases, known_bug, static
+from equivalence import (DEL_IN_TENSOR_BRANCH, NESTED_IF_MISSES_ENCLOSING_STATE, assert_equivalent,
+                         cases, known_bug, static)
 
 import runtime as rt
 
@@ -161,8 +162,22 @@ def other_branch_reads_deleted_variable(x):
     return r
 
 
+def other_branch_reads_what_a_nested_if_assigns(x):
+    c = 0
+    if x > 0:
+        r = c
+    else:
+        if x > -5:
+            c = x * 2      # dead after the inner if, but read by the outer true branch
+        r = 1
+    c = 5
+    return r, c
+
+
 @pytest.mark.parametrize("f, tensors", cases(
     known_bug(other_branch_reads_deleted_variable, DEL_IN_TENSOR_BRANCH, tensors=True),
+    known_bug(other_branch_reads_what_a_nested_if_assigns, NESTED_IF_MISSES_ENCLOSING_STATE,
+              tensors=True),
     other_branch_reads_dead_number, other_branch_reads_dead_tensor,
     return_reads_what_other_branch_wrote))
 @pytest.mark.parametrize("x", [-1])
