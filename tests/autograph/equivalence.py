@@ -227,5 +227,5 @@ DEL_IN_TENSOR_BRANCH = (
     "shared variable while that branch is traced; the other branch then reads t: NameError")
 NESTED_IF_MISSES_ENCLOSING_STATE = (
     "converters/control_flow.py visit_If: a symbol the outer `if` carries only because one "
-    "branch reads it first is not live-out for an `if` nested in the other branch, so the "
-    "nested if leaves its branch's tensor in it: 'belongs to graph then' StagingError")
+    "branch reads it first is not live-out for an if/loop nested in the other branch, so "
+    "the nested statement leaves its own trace's tensor in it: 'belongs to graph' error")

@@ -174,9 +174,23 @@ def other_branch_reads_what_a_nested_if_assigns(x):
     return r, c
 
 
+def other_branch_reads_what_a_nested_loop_assigns(x):
+    c = 0
+    if x > 0:
+        r = c
+    else:
+        for i in range(x + 5):
+            c = i * 2      # dead after the loop, but read by the outer true branch
+        r = 1
+    c = 5
+    return r, c
+
+
 @pytest.mark.parametrize("f, tensors", cases(
     known_bug(other_branch_reads_deleted_variable, DEL_IN_TENSOR_BRANCH, tensors=True),
     known_bug(other_branch_reads_what_a_nested_if_assigns, NESTED_IF_MISSES_ENCLOSING_STATE,
+              tensors=True),
+    known_bug(other_branch_reads_what_a_nested_loop_assigns, NESTED_IF_MISSES_ENCLOSING_STATE,
               tensors=True),
     other_branch_reads_dead_number, other_branch_reads_dead_tensor,
     return_reads_what_other_branch_wrote))
