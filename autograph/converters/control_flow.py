@@ -40,6 +40,7 @@ class _Function:
         self.undefined = set()        # names set to ag__.Undefined in this function
         self.closure_writes = {}      # local function name -> enclosing names it writes
         self.shared = set()           # names generated functions declare nonlocal
+        self.enclosing_state = []     # state of the statements being converted, outermost first
 
 
 def _unbound_nonlocals(fn_node):
@@ -130,9 +131,20 @@ class ControlFlowTransformer(transformer.Base):
                 modified |= fn.closure_writes.get(used, set())
         return modified
 
+    def _visit_inside(self, node, state):
+        """Converts the statements nested in `node`. Its state counts as live for them:
+        its get_state reads it, so a nested statement must not leave a branch's value in it."""
+        fn = self.state[_Function]
+        fn.enclosing_state.append(frozenset(state))
+        try:
+            return self.generic_visit(node)
+        finally:
+            fn.enclosing_state.pop()
+
     def _state(self, node, modified, live, read=frozenset(), reset=frozenset()):
         """(state symbols, nonlocal names, global names, undefined, maybe undefined)."""
         fn = self.state[_Function]
+        live = live.union(*fn.enclosing_state)
         defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, frozenset())
         maybe = anno.getanno(node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset())
         fn_locals = fn.scope.local_names
@@ -226,7 +238,6 @@ class ControlFlowTransformer(transformer.Base):
         if node.orelse:
             branches_live_in |= anno.getanno(node.orelse[0], anno.Static.LIVE_VARS_IN,
                                              frozenset())
-        node = self.generic_visit(node)
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         orelse_scope = anno.getanno(node, anno.Static.ORELSE_SCOPE)
         live_out = anno.getanno(node, anno.Static.LIVE_VARS_OUT)
@@ -234,6 +245,7 @@ class ControlFlowTransformer(transformer.Base):
         read = body_scope.read | orelse_scope.read
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, modified, live_out, read, branches_live_in)
+        node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         body_def, body_name = self._body_function("if_body", node.body, nonlocals, globals_)
@@ -251,13 +263,13 @@ class ControlFlowTransformer(transformer.Base):
 
     # -- while --------------------------------------------------------------------------------
     def visit_While(self, node):
-        node = self.generic_visit(node)
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
         cond_scope = anno.getanno(node, anno.Static.COND_SCOPE)
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, self._modified(body_scope, cond_scope), live, body_scope.read | cond_scope.read)
+        node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         body_def, body_name = self._body_function("loop_body", node.body, nonlocals, globals_)
@@ -274,7 +286,6 @@ class ControlFlowTransformer(transformer.Base):
 
     # -- for ----------------------------------------------------------------------------------
     def visit_For(self, node):
-        node = self.generic_visit(node)
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
         live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
@@ -284,6 +295,7 @@ class ControlFlowTransformer(transformer.Base):
         modified = self._modified(body_scope) | _stored_symbols(node.target)
         state, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, modified, live, body_scope.read)
+        node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         itr = self._new("itr")

@@ -2,7 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import (DEL_IN_TENSOR_BRANCH, NESTED_IF_MISSES_ENCLOSING_STATE, assert_equivalent,
+from equivalence import (DEL_IN_TENSOR_BRANCH, assert_equivalent,
                          cases, known_bug, static)
 
 import runtime as rt
@@ -188,10 +188,7 @@ def other_branch_reads_what_a_nested_loop_assigns(x):
 
 @pytest.mark.parametrize("f, tensors", cases(
     known_bug(other_branch_reads_deleted_variable, DEL_IN_TENSOR_BRANCH, tensors=True),
-    known_bug(other_branch_reads_what_a_nested_if_assigns, NESTED_IF_MISSES_ENCLOSING_STATE,
-              tensors=True),
-    known_bug(other_branch_reads_what_a_nested_loop_assigns, NESTED_IF_MISSES_ENCLOSING_STATE,
-              tensors=True),
+    other_branch_reads_what_a_nested_if_assigns, other_branch_reads_what_a_nested_loop_assigns,
     other_branch_reads_dead_number, other_branch_reads_dead_tensor,
     return_reads_what_other_branch_wrote))
 @pytest.mark.parametrize("x", [-1])

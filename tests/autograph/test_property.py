@@ -18,7 +18,7 @@ import tempfile
 import textwrap
 
 import pytest
-from equivalence import NESTED_IF_MISSES_ENCLOSING_STATE, assert_equivalent, static
+from equivalence import assert_equivalent, static
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -318,8 +318,7 @@ REGRESSIONS = [
             print('p2', 0, b)
             c = (2 * a) % 97
             return a, b, c, d, 0
-        """, 0, 3, False, id="nested-if-leaks-enclosing-state", marks=pytest.mark.xfail(
-        strict=True, reason=NESTED_IF_MISSES_ENCLOSING_STATE)),
+        """, 0, 3, False, id="nested-if-leaks-enclosing-state"),
 ]
 
 
