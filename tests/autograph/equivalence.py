@@ -225,7 +225,3 @@ def cases(*functions, modes=(False, True)):
 DEL_IN_TENSOR_BRANCH = (
     "converters/control_flow.py visit_If: `del t` in one branch of a tensor `if` deletes the "
     "shared variable while that branch is traced; the other branch then reads t: NameError")
-NESTED_IF_MISSES_ENCLOSING_STATE = (
-    "converters/control_flow.py visit_If: a symbol the outer `if` carries only because one "
-    "branch reads it first is not live-out for an if/loop nested in the other branch, so "
-    "the nested statement leaves its own trace's tensor in it: 'belongs to graph' error")

@@ -2,8 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import (DEL_IN_TENSOR_BRANCH, assert_equivalent,
-                         cases, known_bug, static)
+from equivalence import DEL_IN_TENSOR_BRANCH, assert_equivalent, cases, known_bug, static
 
 import runtime as rt
 
