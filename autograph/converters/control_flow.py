@@ -141,14 +141,16 @@ class ControlFlowTransformer(transformer.Base):
         finally:
             fn.enclosing_state.pop()
 
-    def _state(self, node, modified, live, read=frozenset(), reset=frozenset()):
-        """(state symbols, nonlocal names, global names, undefined, maybe undefined)."""
+    def _state(self, node, modified, live, read=frozenset(), reset=frozenset(),
+                deleted=frozenset()):
+        """(state symbols, number of them that are outputs, nonlocal names, global names,
+        undefined, maybe undefined)."""
         fn = self.state[_Function]
         live = live.union(*fn.enclosing_state)
         defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, frozenset())
         maybe = anno.getanno(node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset())
         fn_locals = fn.scope.local_names
-        state = []
+        state, reset_only = [], []
         for qn in sorted(modified):
             if _is_generated_name(qn):
                 continue
@@ -158,7 +160,9 @@ class ControlFlowTransformer(transformer.Base):
             elif qn in live or qn in fn.scope.nonlocals or qn in fn.scope.globals:
                 state.append(qn)       # read later, or visible outside the function
             elif qn in maybe and qn in reset:
-                state.append(qn)       # a branch reads it first: reset between branch traces
+                reset_only.append(qn)  # a branch reads it first: reset between branch traces
+        n_outputs = len(state)
+        state += reset_only
         simple = [qn for qn in modified if not qn.is_composite() and not _is_generated_name(qn)]
         declared_global = {qn for qn in simple if qn in fn.scope.globals}
         outer = {qn for qn in simple if qn in fn.scope.nonlocals}
@@ -167,10 +171,11 @@ class ControlFlowTransformer(transformer.Base):
         fn.shared.update(str(qn) for qn in nonlocal_names)
         undefined = [qn for qn in state if not qn.is_composite() and qn not in maybe
                      and qn in fn_locals]
-        # An attribute or item the statement creates may not exist before it.
-        maybe_undefined = [qn for qn in state if qn not in defined and (
+        # An attribute or item the statement creates may not exist before it; a name it
+        # deletes may not exist after a branch.
+        maybe_undefined = [qn for qn in state if qn in deleted or qn not in defined and (
             qn in maybe if not qn.is_composite() else qn not in maybe and qn not in read)]
-        return (state, sorted(nonlocal_names), sorted(declared_global), undefined,
+        return (state, n_outputs, sorted(nonlocal_names), sorted(declared_global), undefined,
                 maybe_undefined)
 
     def _new(self, root):
@@ -243,8 +248,9 @@ class ControlFlowTransformer(transformer.Base):
         live_out = anno.getanno(node, anno.Static.LIVE_VARS_OUT)
         modified = self._modified(body_scope, orelse_scope)
         read = body_scope.read | orelse_scope.read
-        state, nonlocals, globals_, undefined, maybe_undefined = self._state(
-            node, modified, live_out, read, branches_live_in)
+        state, n_outputs, nonlocals, globals_, undefined, maybe_undefined = self._state(
+            node, modified, live_out, read, branches_live_in,
+            body_scope.deleted | orelse_scope.deleted)
         node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
@@ -254,11 +260,13 @@ class ControlFlowTransformer(transformer.Base):
                                                       globals_)
         else:
             else_def, else_name = [], "lambda: None"
+        # Symbols after the first n_outputs are only reset between the branch traces.
         call = templates.replace(
-            "ag__.if_stmt(test, body_name, else_name, get_state, set_state, names)",
+            "ag__.if_stmt(test, body_name, else_name, get_state, set_state, names"
+            + (", n_outputs)" if n_outputs < len(state) else ")"),
             test=node.test, body_name=body_name, else_name=_expr(else_name),
             get_state=_expr(get_state), set_state=_expr(set_state),
-            names=self._names_tuple(state))
+            names=self._names_tuple(state), n_outputs=gast.Constant(n_outputs, None))
         return self._undefined_inits(undefined) + accessors + body_def + else_def + call
 
     # -- while --------------------------------------------------------------------------------
@@ -267,7 +275,7 @@ class ControlFlowTransformer(transformer.Base):
         live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
         cond_scope = anno.getanno(node, anno.Static.COND_SCOPE)
-        state, nonlocals, globals_, undefined, maybe_undefined = self._state(
+        state, _, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, self._modified(body_scope, cond_scope), live, body_scope.read | cond_scope.read)
         node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
@@ -293,7 +301,7 @@ class ControlFlowTransformer(transformer.Base):
         if extra_test is not None:
             live = live | _names_read(extra_test)
         modified = self._modified(body_scope) | _stored_symbols(node.target)
-        state, nonlocals, globals_, undefined, maybe_undefined = self._state(
+        state, _, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, modified, live, body_scope.read)
         node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,

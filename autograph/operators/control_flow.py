@@ -110,17 +110,23 @@ def _from_graph_value(value, like):
 
 # -- if ---------------------------------------------------------------------------------------
 
-def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, nouts=None):
-    """`if cond: body() else: orelse()`, as a graph cond when `cond` is symbolic."""
+def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=None):
+    """`if cond: body() else: orelse()`, as a graph cond when `cond` is symbolic.
+
+    The first `n_outputs` symbols (all by default) are what the statement gives to the
+    code after it; the rest are only reset to their values before the statement
+    between the traces of the two branches.
+    """
     if is_symbolic(cond):
-        _tensor_if(truth(cond), body, orelse, get_state, set_state, symbol_names)
+        _tensor_if(truth(cond), body, orelse, get_state, set_state, symbol_names,
+                   len(symbol_names) if n_outputs is None else n_outputs)
     elif cond:
         body()
     else:
         orelse()
 
 
-def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names):
+def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs):
     init = get_state()
     undefined_in_true = set()
 
@@ -128,12 +134,16 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names):
         def traced():
             set_state(_fresh(init))     # each branch starts from its own copy of lists
             _user(fn)()
-            values = get_state()
-            undefined = {n for n, v in zip(symbol_names, values) if type(v) is Undefined}
+            values = list(get_state())
+            undefined = {n for n, v in zip(symbol_names[:n_outputs], values)
+                         if type(v) is Undefined}
             if which == "true":
                 undefined_in_true.update(undefined)
             else:
                 _check_defined_in_both(undefined_in_true, undefined)
+            for i in range(n_outputs, len(values)):      # nothing reads these afterwards
+                if type(values[i]) is Undefined:
+                    values[i] = UndefinedReturnValue()
             return tuple(_to_graph_value(v) for v in values)
         return traced
 

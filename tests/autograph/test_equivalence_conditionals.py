@@ -2,7 +2,7 @@
 chained comparisons and truthiness, with Python values and with tensors as conditions."""
 import numpy as np
 import pytest
-from equivalence import DEL_IN_TENSOR_BRANCH, assert_equivalent, cases, known_bug, static
+from equivalence import assert_equivalent, cases, static
 
 import runtime as rt
 
@@ -186,7 +186,7 @@ def other_branch_reads_what_a_nested_loop_assigns(x):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(other_branch_reads_deleted_variable, DEL_IN_TENSOR_BRANCH, tensors=True),
+    other_branch_reads_deleted_variable,
     other_branch_reads_what_a_nested_if_assigns, other_branch_reads_what_a_nested_loop_assigns,
     other_branch_reads_dead_number, other_branch_reads_dead_tensor,
     return_reads_what_other_branch_wrote))
