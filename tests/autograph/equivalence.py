@@ -17,6 +17,9 @@ an eager tensor for the eager runs, a symbolic one inside the trace. With
 `static(v)` keeps one argument a Python value either way; an argument that is
 already a tensor stays one. Every run gets fresh arguments, so a function may
 mutate them.
+
+`cases(f, g, known_bug(h, "diagnosis", tensors=True))` parametrizes a test over
+functions and both argument modes; a known bug is a strict xfail until it is fixed.
 """
 import contextlib
 import copy
@@ -220,8 +223,3 @@ def cases(*functions, modes=(False, True)):
                                        id=f"{f.__name__}-{'tensor' if tensors else 'python'}"))
     return params
 
-
-# One-line diagnoses of the bugs these tests found (see the tests using them).
-DEL_IN_TENSOR_BRANCH = (
-    "converters/control_flow.py visit_If: `del t` in one branch of a tensor `if` deletes the "
-    "shared variable while that branch is traced; the other branch then reads t: NameError")
