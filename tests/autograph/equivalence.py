@@ -223,3 +223,9 @@ def cases(*functions, modes=(False, True)):
                                        id=f"{f.__name__}-{'tensor' if tensors else 'python'}"))
     return params
 
+
+# One-line diagnoses of the bugs these tests found (see the tests using them).
+CALLEE_SIDE_EFFECTS = (
+    "converters/control_flow.py state: a function called inside a tensor if/loop that "
+    "assigns an attribute or appends to a list of the caller's objects is not seen, so the "
+    "branch/body tensor leaks out (ValueError) or the list grows once per trace (wrong len)")

@@ -4,7 +4,8 @@ converted and unconverted callees."""
 import functools
 
 import pytest
-from equivalence import assert_equivalent, cases, differences, static
+from equivalence import (CALLEE_SIDE_EFFECTS, assert_equivalent, cases, differences, known_bug,
+                         static)
 
 import autograph as ag
 import runtime as rt
@@ -209,6 +210,42 @@ def attribute_modified_in_tensor_if(x):
                                              attribute_modified_in_tensor_if))
 @pytest.mark.parametrize("x", [0, 3])
 def test_methods_and_attributes(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+def method_assigns_attribute_in_tensor_loop(n):
+    acc = Accumulator(0)
+    i = 0
+    while i < n:
+        acc.add(i)          # add() assigns acc.total: the loop must carry it
+        i += 1
+    return acc.total
+
+
+def method_assigns_attribute_in_tensor_if(x):
+    acc = Accumulator(0)
+    if x > 1:
+        acc.add(x)
+    return acc.total
+
+
+def push(values, v):
+    values.append(v)
+
+
+def helper_appends_in_tensor_loop(n):
+    values = []
+    for i in range(n):
+        push(values, i)     # eagerly n appends; a trace of the body appends once
+    return len(values)
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    known_bug(method_assigns_attribute_in_tensor_loop, CALLEE_SIDE_EFFECTS, tensors=True),
+    known_bug(method_assigns_attribute_in_tensor_if, CALLEE_SIDE_EFFECTS, tensors=True),
+    known_bug(helper_appends_in_tensor_loop, CALLEE_SIDE_EFFECTS, tensors=True)))
+@pytest.mark.parametrize("x", [0, 3])
+def test_callee_mutates_caller_objects_in_tensor_control_flow(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
 
