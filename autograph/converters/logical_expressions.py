@@ -4,6 +4,7 @@
     a or b or c      =>   ag__.or_(lambda: a, lambda: ag__.or_(lambda: b, lambda: c))
     not a            =>   ag__.not_(a)
     a < b <= c       =>   ag__.compare_chain(a, ('Lt', lambda: b), ('LtE', lambda: c))
+    x in (1, 2)      =>   ag__.in_(x, (1, 2))          (any elementwise match for tensors)
 
 Operands that bind names (`:=`) are left as they are: a lambda would hide the binding.
 """
@@ -38,6 +39,12 @@ class LogicalExpressionTransformer(transformer.Base):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.In, gast.NotIn)):
+            test = templates.replace_as_expression("ag__.in_(a, b)", a=node.left,
+                                                   b=node.comparators[0])
+            if isinstance(node.ops[0], gast.NotIn):
+                test = templates.replace_as_expression("ag__.not_(t)", t=test)
+            return test
         if len(node.ops) == 1 or any(_binds_names(c) for c in node.comparators):
             return node
         pairs = [templates.replace_as_expression(

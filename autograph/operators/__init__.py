@@ -3,7 +3,7 @@ from .control_flow import for_stmt, if_exp, if_stmt, while_stmt  # noqa: F401
 from .control_flow import unsupported_in_tensor_control_flow  # noqa: F401
 from .data_structures import list_append, list_pop, list_stack, new_list  # noqa: F401
 from .exceptions import assert_stmt  # noqa: F401
-from .logical import and_, compare_chain, not_, or_  # noqa: F401
+from .logical import and_, compare_chain, in_, not_, or_  # noqa: F401
 from .py_builtins import BUILTIN_OVERRIDES  # noqa: F401
 from .variables import Undefined, UndefinedReturnValue, ld, ret  # noqa: F401
 from .variables import ldu, match_singleton, match_value  # noqa: F401

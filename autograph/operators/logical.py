@@ -9,14 +9,15 @@ import operator
 import runtime as rt
 from runtime import control_flow as rt_cf
 
-from .control_flow import is_symbolic, truth
+from .control_flow import _staging_check, _user, is_symbolic, truth
 
 
 def and_(a_fn, b_fn):
     """`a and b`: b is evaluated only if a is true."""
     a = a_fn()
     if is_symbolic(a):
-        return rt_cf.cond_with_names(truth(a), b_fn, lambda: a, names=["`and` expression"])
+        return _staging_check("`and` expression", rt_cf.cond_with_names, truth(a),
+                              _user(b_fn), lambda: a, names=["the result of `and`"])
     return b_fn() if a else a
 
 
@@ -24,8 +25,20 @@ def or_(a_fn, b_fn):
     """`a or b`: b is evaluated only if a is false."""
     a = a_fn()
     if is_symbolic(a):
-        return rt_cf.cond_with_names(truth(a), lambda: a, b_fn, names=["`or` expression"])
+        return _staging_check("`or` expression", rt_cf.cond_with_names, truth(a),
+                              lambda: a, _user(b_fn), names=["the result of `or`"])
     return a if a else b_fn()
+
+
+def in_(element, container):
+    """`element in container`; for a symbolic element or container, any elementwise match."""
+    if is_symbolic(element) or is_symbolic(container):
+        if isinstance(container, (list, tuple, set, frozenset)):
+            if not container:
+                return False
+            return rt.reduce_any(rt.stack([rt.equal(element, item) for item in container]))
+        return rt.reduce_any(rt.equal(container, element))
+    return element in container
 
 
 def not_(a):
@@ -38,7 +51,7 @@ def not_(a):
 _COMPARE = {
     "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
     "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
-    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
+    "In": lambda a, b: in_(a, b), "NotIn": lambda a, b: not_(in_(a, b)),
 }
 
 

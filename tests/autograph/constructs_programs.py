@@ -167,3 +167,11 @@ def chained_aug(x):
         s *= 2
         s //= 1
     return s + x
+
+
+def membership(x):
+    if x in (1, 2, 5):
+        return 10
+    if x not in [7]:
+        return 20
+    return 30

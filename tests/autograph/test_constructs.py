@@ -12,7 +12,7 @@ import constructs_programs as programs
 BOTH = ["walrus", "starred", "aug_attr", "lambda_defaults", "global_nonlocal", "decorated",
         "try_finally", "with_stmt", "deleting", "class_in_function", "while_else_return",
         "assert_msg", "multiple_targets", "yield_from_helper", "async_fn", "star_args_call",
-        "chained_aug", "comprehensions", "slicing", "conditional_import"]
+        "chained_aug", "comprehensions", "slicing", "conditional_import", "membership"]
 # Programs whose tensor-dependent branches hold Python objects (strings, functions): the
 # same only with Python arguments (with tensors they are StagingErrors by design).
 PYTHON_ONLY = ["fstrings", "nested_def_in_branch", "string_ops"]
