@@ -217,6 +217,11 @@ class _Compiler:
         self.emit(0, f"def {name}(_feeds):")
         if params:
             self.emit(1, f"{', '.join(params)}{',' if len(params) == 1 else ''} = _feeds")
+        scalars = [env[t] for t in feeds if t.shape.rank == 0]
+        if scalars:                       # 0-d arrays in, numpy scalars from here on
+            self.emit(1, f"{', '.join(scalars)}{',' if len(scalars) == 1 else ''} = "
+                         f"{', '.join(f'{name}[()]' for name in scalars)}"
+                         f"{',' if len(scalars) == 1 else ''}")
         header = len(self.lines)
         outputs = self.block(graph, env, 2, top=True)
         body = self.lines[header:]

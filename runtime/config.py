@@ -22,12 +22,14 @@ _state = {
     "executor": "fast",
     "passes": frozenset(PASS_NAMES),
     "threads": None,            # None: os.cpu_count()
-    "version": 0,               # bumped on every change: compiled graphs are per setting
-}
+    "version": 0,               # one number per combination of settings: graphs keep
+}                               # what they compiled under each
+_versions = {}
 
 
 def _changed():
-    _state["version"] += 1
+    key = (_state["executor"], _state["passes"], _state["threads"])
+    _state["version"] = _versions.setdefault(key, len(_versions))
 
 
 def set_executor(name):
@@ -86,10 +88,10 @@ def options(executor=None, optimizations=None, inter_op_threads=False):
             set_inter_op_threads(inter_op_threads)
         yield
     finally:
-        version = _state["version"]
         _state.update(saved)
-        _state["version"] = version + 1
 
+
+_changed()
 
 # CI runs the suites under each setting: RT_EXECUTOR=plain, RT_OPTIMIZE=0 (or pass names).
 if os.environ.get("RT_EXECUTOR"):

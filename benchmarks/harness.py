@@ -1,0 +1,125 @@
+"""What the benchmark scripts share: interleaved timing, optional frameworks, the table.
+
+Each script measures one workload in several variants (our eager mode, our graphs,
+hand-written numpy, and TensorFlow / JAX / PyTorch when installed) side by side in
+one process: the variants take turns, batch after batch, so a noisy neighbour slows
+all of them alike, and the median batch is reported. A script's `measure(quick)`
+returns a `Report`; run alone, it prints its table (`python benchmarks/NAME.py`);
+`run_all.py` prints them all.
+"""
+import contextlib
+import importlib
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Report:
+    """One workload: a value per variant (seconds, or bytes with `unit="bytes"`)."""
+
+    def __init__(self, workload, target, baseline="numpy", unit="s"):
+        self.workload = workload
+        self.target = target
+        self.baseline = baseline
+        self.unit = unit
+        self.values = {}
+        self.notes = []
+
+    def add(self, variant, value):
+        self.values[variant] = value
+
+    def ratio(self, variant):
+        base = self.values.get(self.baseline)
+        return None if not base else self.values[variant] / base
+
+    def rows(self):
+        for variant, value in self.values.items():
+            ratio = self.ratio(variant)
+            yield (self.workload, variant, format_value(value, self.unit),
+                   "" if ratio is None else f"{ratio:.2f}x")
+
+
+def format_value(value, unit):
+    if unit == "bytes":
+        return f"{value / 2**20:.1f} MB"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.2f} ms"
+    if value >= 1e-6:
+        return f"{value * 1e6:.2f} us"
+    return f"{value * 1e9:.0f} ns"
+
+
+def medians(variants, repeat=15, min_batch_time=0.02, number=None):
+    """{name: median seconds per call} of variants run in turns, batch after batch.
+
+    A variant is a zero-argument callable, or (callable, settings) where `settings()`
+    is a context manager entered around each batch (e.g. `rt.config.options(...)`).
+    """
+    variants = {name: v if isinstance(v, tuple) else (v, contextlib.nullcontext)
+                for name, v in variants.items()}
+
+    def batch(fn, settings, n):
+        with settings():
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            return time.perf_counter() - start
+
+    numbers = {}
+    for name, (fn, settings) in variants.items():
+        batch(fn, settings, 1)                  # warm up: traces, compiles, caches
+        n = number or 1
+        while number is None and batch(fn, settings, n) < min_batch_time and n < 1 << 20:
+            n *= 2
+        numbers[name] = n
+    samples = {name: [] for name in variants}
+    for _ in range(repeat):
+        for name, (fn, settings) in variants.items():
+            samples[name].append(batch(fn, settings, numbers[name]) / numbers[name])
+    return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+
+
+def optional(module):
+    """The module if it is installed (TensorFlow, JAX, PyTorch), else None."""
+    try:
+        return importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - any failure to import means: skip that variant
+        return None
+
+
+def machine():
+    import numpy as np
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    blas = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+    return (f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, "
+            f"numpy {np.__version__}, BLAS threads: {blas or 'default'}")
+
+
+def table(reports):
+    """A Markdown table of the reports' rows, then their targets."""
+    lines = ["| workload | variant | result | vs numpy |", "|---|---|---|---|"]
+    for report in reports:
+        for row in report.rows():
+            lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    for report in reports:
+        lines.append(f"- {report.workload}: target {report.target}")
+        lines.extend(f"  - {note}" for note in report.notes)
+    return "\n".join(lines)
+
+
+def main(measure):
+    quick = "--quick" in sys.argv
+    print(machine())
+    print(table([measure(quick)]))

@@ -1,0 +1,31 @@
+"""Run every benchmark and print one table (Markdown), with the machine it ran on.
+
+    python benchmarks/run_all.py [--quick] [NAME ...]
+
+NAMES pick scripts (collatz rnn mlp memory_chain parallel_matmul call_overhead
+op_overhead import_time); all by default. Paste the output into README.md.
+"""
+import datetime
+import importlib
+import sys
+
+from harness import machine, table
+
+SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "parallel_matmul", "call_overhead",
+           "op_overhead", "import_time"]
+
+
+def main(argv):
+    quick = "--quick" in argv
+    names = [a for a in argv if not a.startswith("-")] or SCRIPTS
+    reports = []
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr)
+        reports.append(importlib.import_module(name).measure(quick))
+    print(f"### {datetime.date.today()} — {machine()}\n")
+    print(f"`python benchmarks/run_all.py{' --quick' if quick else ''}`\n")
+    print(table(reports))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
