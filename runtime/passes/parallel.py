@@ -4,7 +4,9 @@ numpy releases the GIL inside big matmuls, reductions and elementwise loops, so
 two such ops that do not depend on each other can run on two cores. A cost
 model (`cost`: about one unit per multiply-add or element touched, from static
 shapes) marks an op heavy above `HEAVY`; small ops stay on the calling thread,
-where a hop to the pool would cost more than it saves. A heavy op with another
+where a hop to the pool would cost more than it saves. Matmuls count only when the
+BLAS runs each on one thread (OPENBLAS_NUM_THREADS=1 and the like): a multithreaded
+BLAS already uses every core for one matmul. A heavy op with another
 heavy op independent of it is marked `async`: the executor submits it and
 waits for its result where the first reader needs it. The graph is reordered
 (a topological order; stateful ops keep their order) so independent chains
@@ -16,6 +18,7 @@ interleave:
     b2 = matmul(b1, w)                            b2 = matmul(b1, w)  [async]
 """
 import heapq
+import os
 
 from .. import config
 from . import each_graph
@@ -23,6 +26,7 @@ from . import each_graph
 __all__ = ["run", "cost", "HEAVY"]
 
 HEAVY = 1 << 23                   # ~8M multiply-adds: about a millisecond
+PARALLEL_MATMULS = None           # None: only when the BLAS runs one thread per matmul
 
 
 def run(graph):
@@ -36,9 +40,24 @@ def _elements(t):
     return shape.num_elements() if shape.is_fully_defined() else None
 
 
+def _blas_single_threaded():
+    """Does one matmul use one core? A multithreaded BLAS (the default) already spreads
+    each over all of them: running two at once would only make them compete."""
+    if PARALLEL_MATMULS is not None:
+        return PARALLEL_MATMULS
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value) <= 1
+    return (os.cpu_count() or 1) <= 1
+
+
 def cost(op):
-    """Work of `op` in multiply-adds or elements touched; 0 when not known statically."""
+    """Work of `op` in multiply-adds or elements touched; 0 when not known statically
+    (or for a matmul, when the BLAS parallelizes it already)."""
     if op.type == "matmul":
+        if not _blas_single_threaded():
+            return 0
         a, b = op.inputs
         n_out = _elements(op.outputs[0])
         if n_out is None or a.shape.rank is None or a.shape.dims[-1] is None:

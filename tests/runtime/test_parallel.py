@@ -26,6 +26,7 @@ def two_chains(x, y, w):
 def small_heavy(monkeypatch):
     """Count a 32x32 matmul as heavy (real ones are ~1000x bigger; tests stay fast)."""
     monkeypatch.setattr(parallel, "HEAVY", 1000)
+    monkeypatch.setattr(parallel, "PARALLEL_MATMULS", True)     # as with a 1-thread BLAS
     with rt.config.options(inter_op_threads=2):
         yield
 
@@ -77,13 +78,20 @@ def test_heavy_ops_run_on_pool_threads(small_heavy, monkeypatch):
     assert len(threads) == 4 and all(name.startswith("rt-inter-op") for name in threads)
 
 
-def test_small_ops_and_a_single_thread_stay_sequential():
+def test_small_ops_a_single_thread_and_a_threaded_blas_stay_sequential(monkeypatch):
+    monkeypatch.setattr(parallel, "PARALLEL_MATMULS", True)
     _, after = before_after(two_chains, [MATRIX] * 3, ["parallel"])      # 32x32: small
     assert "async" not in after
+    big = rt.TensorSpec([1024, 1024], rt.float32)
     with rt.config.options(inter_op_threads=1):
-        big = rt.TensorSpec([1024, 1024], rt.float32)
         _, after = before_after(two_chains, [big] * 3, ["parallel"])
     assert "async" not in after
+    with rt.config.options(inter_op_threads=2):
+        _, after = before_after(two_chains, [big] * 3, ["parallel"])
+        assert "matmul(x, w)  [async]" in after
+        monkeypatch.setattr(parallel, "PARALLEL_MATMULS", False)        # BLAS uses all cores
+        _, after = before_after(two_chains, [big] * 3, ["parallel"])
+        assert "matmul(x, w)  [async]" not in after
 
 
 def test_stateful_ops_keep_their_order(small_heavy, capsys):
