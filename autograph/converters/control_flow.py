@@ -45,31 +45,20 @@ class _Function:
 
 def _unbound_nonlocals(fn_node):
     """Names declared nonlocal in functions nested in fn_node that no function between
-    them and fn_node (fn_node included) binds."""
+    them and fn_node (fn_node included) binds. One walk of each function's own body."""
     unbound = set()
 
-    def walk(node, enclosing_bound):
-        for stmt in _functions_in(node):
-            declared = {name for n in stmt.body if isinstance(n, gast.Nonlocal)
-                        for name in n.names}
-            bound_chain = enclosing_bound | (ast_util.bound_names(stmt) - declared)
-            unbound.update(name for name in declared if name not in enclosing_bound)
-            walk(stmt, bound_chain)
+    def scan(fn, enclosing_bound):
+        bound, declared, nested = ast_util.own_body_symbols(fn)
+        unbound.update(name for name in declared if name not in enclosing_bound)
+        inner_bound = enclosing_bound | (bound - declared)
+        for child in nested:
+            scan(child, inner_bound)
 
-    walk(fn_node, ast_util.bound_names(fn_node))
+    bound, _, nested = ast_util.own_body_symbols(fn_node)
+    for child in nested:
+        scan(child, bound)
     return unbound
-
-
-def _functions_in(node):
-    """The function definitions directly nested in `node` (not inside other functions)."""
-    found, stack = [], list(gast.iter_child_nodes(node))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            found.append(n)
-        elif not isinstance(n, (gast.Lambda, gast.ClassDef)):
-            stack.extend(gast.iter_child_nodes(n))
-    return found
 
 
 def _closure_writes(fn_node):

@@ -164,26 +164,34 @@ def parallel_walk(node, other, strict=True):
         stack.extend(reversed(children))
 
 
-_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
-           gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+def own_body_symbols(fn_node):
+    """(names bound, names declared nonlocal, nested function defs) of a function's own
+    body, nested functions not entered."""
+    args = fn_node.args
+    bound = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+             + [args.vararg, args.kwarg] if a is not None}
+    declared, nested = set(), []
+    stack = list(fn_node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            bound.add(n.name)
+            nested.append(n)
+        elif isinstance(n, gast.Nonlocal):
+            declared.update(n.names)
+        elif isinstance(n, gast.ClassDef):
+            bound.add(n.name)
+        elif isinstance(n, gast.Name):
+            if isinstance(n.ctx, (gast.Store, gast.Del)):
+                bound.add(n.id)
+        elif isinstance(n, gast.alias):
+            bound.add((n.asname or n.name).partition(".")[0])
+        elif not isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
+                                gast.GeneratorExp)):
+            stack.extend(gast.iter_child_nodes(n))
+    return bound, declared, nested
 
 
 def bound_names(fn_node):
     """Simple names the function's own body (not nested functions) assigns."""
-    args = fn_node.args
-    bound = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
-             + [args.vararg, args.kwarg] if a is not None}
-    stack = list(fn_node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            bound.add(n.name)
-            continue
-        if isinstance(n, _SCOPES):
-            continue
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
-            bound.add(n.id)
-        elif isinstance(n, gast.alias):
-            bound.add((n.asname or n.name).partition(".")[0])
-        stack.extend(gast.iter_child_nodes(n))
-    return bound
+    return own_body_symbols(fn_node)[0]
