@@ -3,6 +3,7 @@
     rt.config.set_executor("plain")        # debugging: the op-by-op executor
     rt.config.set_optimizations(False)     # run graphs exactly as traced
     rt.config.set_inter_op_threads(1)      # no inter-op parallelism
+    rt.config.set_rematerialization(True)  # loops' gradients: recompute, keep less
 
 "fast" (the default) compiles each graph once into straight-line Python source
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
@@ -13,14 +14,17 @@ import contextlib
 import os
 
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
+           "set_rematerialization",
            "set_inter_op_threads", "get_inter_op_threads", "options"]
 
 EXECUTORS = ("fast", "plain")
-PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory")
+PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory",
+              "rematerialization")
+DEFAULT_PASSES = frozenset(PASS_NAMES) - {"rematerialization"}    # it trades time for memory
 
 _state = {
     "executor": "fast",
-    "passes": frozenset(PASS_NAMES),
+    "passes": DEFAULT_PASSES,
     "threads": None,            # None: os.cpu_count()
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
@@ -45,9 +49,10 @@ def get_executor():
 
 
 def set_optimizations(enabled=True):
-    """Turn graph passes on (True), off (False), or name the ones to run (an iterable)."""
+    """Turn graph passes on (True: `DEFAULT_PASSES`), off (False), or name the ones to run
+    (an iterable of `PASS_NAMES`)."""
     if enabled is True:
-        passes = frozenset(PASS_NAMES)
+        passes = DEFAULT_PASSES
     elif enabled is False or enabled is None:
         passes = frozenset()
     else:
@@ -62,6 +67,14 @@ def set_optimizations(enabled=True):
 def get_optimizations():
     """The names of the passes that run, a frozenset."""
     return _state["passes"]
+
+
+def set_rematerialization(enabled=True):
+    """Recompute cheap forward values of loops in their gradients instead of keeping one
+    per iteration (less memory, more compute; off by default)."""
+    passes = _state["passes"] | {"rematerialization"} if enabled else \
+        _state["passes"] - {"rematerialization"}
+    set_optimizations(passes)
 
 
 def set_inter_op_threads(n):

@@ -10,6 +10,8 @@ built it; executors run the copy). The passes, one module each:
     fusion            chains of elementwise ops become one `fused` op
     parallel          independent heavy ops marked to run at once on a thread pool
     memory            buffer reuse (numpy `out=`) and frees after each value's last use
+    rematerialization loops' gradients recompute cheap values instead of keeping them
+                      (off by default: `rt.config.set_rematerialization(True)`)
 
 Pruning, simplification, folding and CSE repeat while they find work (pruning first,
 so CSE keeps an op that runs); fusion, parallel and memory come last.
@@ -32,11 +34,13 @@ def optimize(graph, passes=None):
 
 def optimize_in_place(graph, passes=None):
     """Rewrite `graph` (a copy nobody else runs) by the passes; returns it."""
-    from . import algebraic, constant_folding, cse, fusion, memory, parallel, pruning
+    from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
+                   rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
     simplify = [(name, module) for name, module in [
-        ("pruning", pruning), ("algebraic", algebraic), ("constant_folding", constant_folding),
-        ("cse", cse)] if name in enabled]
+        ("rematerialization", rematerialization), ("pruning", pruning),
+        ("algebraic", algebraic), ("constant_folding", constant_folding), ("cse", cse)]
+        if name in enabled]
     for _ in range(_ROUNDS):
         changed = False
         for _, module in simplify:

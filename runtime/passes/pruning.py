@@ -5,7 +5,8 @@ control edges), or when it is stateful: assignments, print, assertions, random
 ops, py_function, or a cond/while/call containing one always run, in program
 order (automatic control dependencies made them the graph's control outputs).
 Sub-graph inputs (captures) that nothing reads any more are dropped together
-with the op inputs that fed them.
+with the op inputs that fed them, and so are the values a while loop collects at
+every iteration for gradients (`stacks`) when no gradient reads them.
 
     graph f(x: f32[]) {                          graph f(x: f32[]) {
       unused: f32[] = exp(x)                       const: f32[] = const[value=1.]()
@@ -15,7 +16,7 @@ with the op inputs that fed them.
       return add                                 }
     }
 """
-from . import drop_feeds, each_graph
+from . import drop_feeds, each_graph, known_op
 
 __all__ = ["run"]
 
@@ -28,6 +29,7 @@ def run(graph):
 
 def _prune(graph):
     changed = _drop_unread_feeds(graph)
+    changed = _drop_unread_stacks(graph) or changed
     roots = list(graph.control_outputs)
     roots += [op for op in graph.ops if op.stateful or op.type in _INPUTS]
     needed = set(graph.needed_ops(graph.outputs, (), roots))
@@ -51,4 +53,30 @@ def _drop_unread_feeds(graph):
                           if t not in read)
         if unread:
             changed = drop_feeds(op, unread) or changed
+    return changed
+
+
+def _drop_unread_stacks(graph):
+    """Drop what a while loop collects at every iteration (`stacks`, kept for gradients:
+    its body outputs past the loop variables) when nothing reads the collection."""
+    read = {t for op in graph.ops for t in op.inputs}
+    read.update(graph.outputs)
+    changed = False
+    for op in graph.ops:
+        if op.type != "while" or not known_op(op) or not op.attrs.get("stacks"):
+            continue
+        n, count, body = op.attrs["n_vars"], op.attrs["stacks"], op.attrs["body_graph"]
+        pairs = [op.outputs[n + 1 + 2 * k:n + 3 + 2 * k] for k in range(count)]
+        keep = [k for k, pair in enumerate(pairs) if any(t in read for t in pair)]
+        if len(keep) == count:
+            continue
+        body.outputs = body.outputs[:n] + [body.outputs[n + k] for k in keep]
+        body._changed()
+        op.outputs = op.outputs[:n + 1] + tuple(t for k in keep for t in pairs[k])
+        for i, t in enumerate(op.outputs):
+            t.index = i
+        op.attrs = dict(op.attrs, stacks=len(keep))
+        changed = True
+    if changed:
+        graph._changed()
     return changed

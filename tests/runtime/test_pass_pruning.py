@@ -114,3 +114,21 @@ def test_a_function_graph_keeps_its_inputs_even_unused():
     _, after = before_after(f, [SCALAR, SCALAR], ["pruning"])
     assert after.startswith("graph f(x: f32[], unused: f32[]) {")
     np.testing.assert_equal(rt.function(f)(rt.constant(2.0), rt.constant(5.0)).numpy(), 6.0)
+
+
+def test_values_a_loop_collects_for_gradients_that_no_gradient_reads_are_not_collected():
+    def f(x, w):
+        def body(i, x):
+            return i + 1, x + rt.tanh(x) * w
+        _, out = rt.while_loop(lambda i, x: i < 5, body, [0, x])
+        loss = rt.reduce_sum(out)
+        return loss, rt.gradients(loss, [w])[0]          # reads tanh(x) only
+
+    spec = rt.TensorSpec([3], rt.float32)
+    graph = rt.function(f).get_concrete_function(spec, spec).graph
+    loop = next(op for op in graph.ops if op.type == "while")
+    assert loop.attrs["stacks"] == 3                     # x, tanh(x), tanh(x) * w
+    before, after = before_after(f, [spec, spec], ["pruning"])
+    assert "stacks=3" in before and "stacks=1" in after
+    assert "      return (add, add_1, tanh)" in after
+    check_same_results(f, rt.constant([0.1, 0.2, 0.3]), rt.constant([1.0, 2.0, 3.0]))
