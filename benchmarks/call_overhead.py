@@ -8,7 +8,7 @@ import numpy as np
 
 import autograph as ag
 import runtime as rt
-from harness import Report, main, medians, optional
+from harness import Report, executor_variants, main, medians, optional
 
 
 @ag.convert
@@ -38,13 +38,8 @@ def measure(quick=False):
     x = np.ones(1, np.float32)
     t = rt.constant(x)
     assert plus_one(t).numpy() == 2.0
-    variants = {
-        "graph (fast executor)": (lambda: plus_one(t), lambda: rt.config.options(executor="fast")),
-        "graph (plain executor)": (lambda: plus_one(t),
-                                   lambda: rt.config.options(executor="plain")),
-        "eager op (t + 1)": lambda: t + 1,
-        "numpy": lambda: x + 1,
-    }
+    variants = executor_variants(lambda: plus_one(t))
+    variants.update({"eager op (t + 1)": lambda: t + 1, "numpy": lambda: x + 1})
     variants.update(framework_variants(x))
     for name, value in medians(variants, repeat=5 if quick else 15).items():
         report.add(name, value)

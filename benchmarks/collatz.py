@@ -5,20 +5,11 @@ faster than our eager mode (tf.function measures 48x numpy here).
 """
 import numpy as np
 
-import autograph as ag
 import runtime as rt
-from harness import Report, main, medians, optional
+from harness import Report, executor_variants, main, medians, optional, sample
 
 N = 27
-
-
-@ag.convert
-def collatz(n):
-    steps = 0
-    while n != 1:
-        n = n // 2 if n % 2 == 0 else 3 * n + 1
-        steps += 1
-    return steps
+collatz = sample("collatz").collatz          # @ag.convert of the loop below, on tensors
 
 
 def collatz_numpy(n):
@@ -80,13 +71,11 @@ def measure(quick=False):
     report = Report("collatz(27)", "graph <= 1.5x numpy, eager >= 3x graph")
     n = rt.constant(N)
     assert int(collatz(n)) == int(collatz_numpy(np.int32(N))) == 111
-    variants = {
-        "graph (fast executor)": (lambda: collatz(n), lambda: rt.config.options(executor="fast")),
-        "graph (plain executor)": (lambda: collatz(n),
-                                   lambda: rt.config.options(executor="plain")),
+    variants = executor_variants(lambda: collatz(n))
+    variants.update({
         "eager": (lambda: collatz(n), _EagerFunctions),
         "numpy": lambda: collatz_numpy(np.int32(N)),
-    }
+    })
     variants.update(framework_variants())
     for name, value in medians(variants, repeat=5 if quick else 15).items():
         report.add(name, value)

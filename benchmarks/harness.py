@@ -14,7 +14,8 @@ import platform
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
 
 class Report:
@@ -84,6 +85,37 @@ def medians(variants, repeat=15, min_batch_time=0.02, number=None):
     return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
 
 
+def sample(name):
+    """The module of `samples/NAME.py` (the benchmarks time the samples' functions)."""
+    import importlib.util
+    path = os.path.join(ROOT, "samples", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"samples_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def executor_variants(call):
+    """Variants running the graph function call `call()` under each executor."""
+    import runtime as rt
+    return {f"graph ({name} executor)": (call, lambda name=name: rt.config.options(executor=name))
+            for name in ("fast", "plain")}
+
+
+def peak_bytes(fn):
+    """The most memory (tracemalloc) held at once during one call of `fn`, after a first
+    call (tracing, compiling) outside the measurement."""
+    import tracemalloc
+    fn()
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def optional(module):
     """The module if it is installed (TensorFlow, JAX, PyTorch), else None."""
     try:
@@ -108,13 +140,13 @@ def machine():
 
 def table(reports):
     """A Markdown table of the reports' rows, then their targets."""
-    lines = ["| workload | variant | result | vs numpy |", "|---|---|---|---|"]
+    lines = ["| workload | variant | result | ratio |", "|---|---|---|---|"]
     for report in reports:
         for row in report.rows():
             lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     for report in reports:
-        lines.append(f"- {report.workload}: target {report.target}")
+        lines.append(f"- {report.workload} (ratios to {report.baseline}): target {report.target}")
         lines.extend(f"  - {note}" for note in report.notes)
     return "\n".join(lines)
 

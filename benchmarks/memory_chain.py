@@ -4,12 +4,10 @@ Measured with tracemalloc (numpy reports its array memory to it): the most memor
 held at once while one call runs, beyond its input. Target: graph within 1.25x of
 hand-written numpy.
 """
-import tracemalloc
-
 import numpy as np
 
 import runtime as rt
-from harness import Report, main
+from harness import Report, main, peak_bytes
 
 ELEMENTS = 4 * 2**20              # 16 MB of float32
 
@@ -28,16 +26,6 @@ def chain_numpy(x):
     c = np.sin(b)
     d = c * c
     return d - np.float32(0.5)
-
-
-def peak_bytes(fn):
-    fn()                                          # traced and compiled before measuring
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def measure(quick=False):

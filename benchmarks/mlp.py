@@ -7,7 +7,7 @@ the graph). Target: graph within 1.5x of hand-written numpy forward + backward
 import numpy as np
 
 import runtime as rt
-from harness import Report, main, medians, optional
+from harness import Report, executor_variants, main, medians, optional
 
 BATCH, SIZES, LEARNING_RATE = 128, (784, 256, 256, 10), 0.01
 
@@ -139,14 +139,11 @@ def measure(quick=False):
     np.testing.assert_allclose(float(graph_step(xt, yt)), expected, rtol=1e-4)
     np.testing.assert_allclose(variables[0].numpy(), reference[0], rtol=1e-4, atol=1e-6)
     numpy_params = [p.copy() for p in params]
-    variants = {
-        "graph (fast executor)": (lambda: graph_step(xt, yt),
-                                  lambda: rt.config.options(executor="fast")),
-        "graph (plain executor)": (lambda: graph_step(xt, yt),
-                                   lambda: rt.config.options(executor="plain")),
+    variants = executor_variants(lambda: graph_step(xt, yt))
+    variants.update({
         "eager (GradientTape)": lambda: step(xt, yt),
         "numpy": lambda: step_numpy(x, labels, numpy_params),
-    }
+    })
     variants.update(framework_variants(x, labels, params))
     for name, value in medians(variants, repeat=5 if quick else 15).items():
         report.add(name, value)

@@ -6,7 +6,7 @@ array: the graph's time per op against numpy doing the same adds in a Python loo
 import numpy as np
 
 import runtime as rt
-from harness import Report, main, medians, optional
+from harness import Report, executor_variants, main, medians, optional
 
 OPS = 200
 
@@ -38,13 +38,9 @@ def measure(quick=False):
     graph = rt.function(adds)
     for label, value in [("scalar", np.float32(1.0)), ("1-element array", np.ones(1, np.float32))]:
         x, c = rt.constant(value), rt.constant(value)
-        variants = {
-            f"graph (fast), {label}": (lambda: graph(x, c),
-                                       lambda: rt.config.options(executor="fast")),
-            f"graph (plain), {label}": (lambda: graph(x, c),
-                                        lambda: rt.config.options(executor="plain")),
-            f"numpy, {label}": lambda value=value: adds_numpy(value, value),
-        }
+        variants = {f"{name}, {label}": v for name, v in
+                    executor_variants(lambda x=x, c=c: graph(x, c)).items()}
+        variants[f"numpy, {label}"] = lambda value=value: adds_numpy(value, value)
         if label == "scalar":
             variants.update(framework_variants(value))
         for name, seconds in medians(variants, repeat=5 if quick else 15).items():

@@ -5,20 +5,11 @@ Target: graph within 1.3x of hand-written numpy (tf.function: 2.0x).
 """
 import numpy as np
 
-import autograph as ag
 import runtime as rt
-from harness import Report, main, medians, optional
+from harness import Report, executor_variants, main, medians, optional, sample
 
 T, BATCH, INPUTS, HIDDEN = 200, 16, 64, 64
-
-
-@ag.convert
-def rnn(xs, h, w_x, w_h, b):
-    outputs = []
-    for x in xs:
-        h = rt.tanh(rt.matmul(x, w_x) + rt.matmul(h, w_h) + b)
-        outputs.append(h)
-    return h, rt.stack(outputs)
+rnn = sample("dynamic_rnn").rnn              # @ag.convert of rnn_numpy's loop, on tensors
 
 
 def rnn_numpy(xs, h, w_x, w_h, b):
@@ -83,15 +74,12 @@ def measure(quick=False):
     tensors = [rt.constant(a) for a in arrays]
     np.testing.assert_allclose(rnn(*tensors)[1].numpy(), rnn_numpy(*arrays)[1], rtol=1e-5,
                                atol=1e-5)
-    variants = {
-        "graph (fast executor)": (lambda: rnn(*tensors),
-                                  lambda: rt.config.options(executor="fast")),
-        "graph (plain executor)": (lambda: rnn(*tensors),
-                                   lambda: rt.config.options(executor="plain")),
+    variants = executor_variants(lambda: rnn(*tensors))
+    variants.update({
         "graph (fast, no passes)": (lambda: rnn(*tensors),
                                     lambda: rt.config.options(optimizations=False)),
         "numpy": lambda: rnn_numpy(*arrays),
-    }
+    })
     variants.update(framework_variants(arrays))
     for name, value in medians(variants, repeat=5 if quick else 15).items():
         report.add(name, value)
