@@ -15,13 +15,15 @@ a while loop a `while`, a call's or fused op's body is inlined; values are
 local variables, deleted after their last use. Rank-0 values stay numpy scalars
 between elementwise ops (numpy's scalar arithmetic costs a tenth of a ufunc
 call on 0-d arrays) and become 0-d arrays before any other kernel and at the end.
-Ops the memory... `parallel` pass marked `async` are submitted to a thread pool.
+Ops the `parallel` pass marked `async` are submitted to a thread pool; the first
+reader of their result waits for it.
 
 A failing op is found from the line of the generated source that raised; the
 error is the one the plain executor raises (`executor.op_error`). The source is
 in `linecache` (tracebacks and pdb show it) and on `Program.source`.
 """
 import builtins
+import itertools
 import keyword
 import linecache
 import threading
@@ -44,7 +46,7 @@ _UNARY = {"negative": "-{}", "abs": "abs({})", "invert": "~{}", "logical_not": "
 _SPECIAL = {"matmul", "reshape", "transpose", "expand_dims", "getitem", "identity",
             "stop_gradient"}
 _lock = threading.Lock()
-_counter = iter(range(1, 1 << 62))
+_counter = itertools.count(1)
 
 
 # -- numpy error state: one switch per call instead of one per quiet kernel ------------------
@@ -108,9 +110,6 @@ class Program:
         self.graph = graph
         self.filename = filename
 
-    def __call__(self, feed_values):
-        return self.fn(feed_values)
-
     def __repr__(self):
         return f"<Program {self.filename}>"
 
@@ -131,13 +130,6 @@ class _Const:
 
     def __init__(self, value):
         self.value = value
-
-
-class _Future:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
 
 
 class _Compiler:
@@ -177,8 +169,8 @@ class _Compiler:
         return name
 
     def literal(self, value):
-        if value is None or isinstance(value, (bool, int, str)) and type(value) in (
-                bool, int, str):
+        """Source for an attribute value: itself when Python prints it back exactly."""
+        if type(value) in (bool, int, str, type(None)):
             return repr(value)
         if type(value) is float and np.isfinite(value):
             return repr(value)
@@ -219,9 +211,9 @@ class _Compiler:
             self.emit(1, f"{', '.join(params)}{',' if len(params) == 1 else ''} = _feeds")
         scalars = [env[t] for t in feeds if t.shape.rank == 0]
         if scalars:                       # 0-d arrays in, numpy scalars from here on
-            self.emit(1, f"{', '.join(scalars)}{',' if len(scalars) == 1 else ''} = "
-                         f"{', '.join(f'{name}[()]' for name in scalars)}"
-                         f"{',' if len(scalars) == 1 else ''}")
+            comma = "," if len(scalars) == 1 else ""
+            self.emit(1, f"{', '.join(scalars)}{comma} = "
+                         f"{', '.join(s + '[()]' for s in scalars)}{comma}")
         header = len(self.lines)
         outputs = self.block(graph, env, 2, top=True)
         body = self.lines[header:]
