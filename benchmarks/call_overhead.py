@@ -41,8 +41,7 @@ def measure(quick=False):
     variants = executor_variants(lambda: plus_one(t))
     variants.update({"eager op (t + 1)": lambda: t + 1, "numpy": lambda: x + 1})
     variants.update(framework_variants(x))
-    for name, value in medians(variants, repeat=5 if quick else 15).items():
-        report.add(name, value)
+    report.values.update(medians(variants, repeat=5 if quick else 15))
     return report
 
 

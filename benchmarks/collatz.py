@@ -77,8 +77,7 @@ def measure(quick=False):
         "numpy": lambda: collatz_numpy(np.int32(N)),
     })
     variants.update(framework_variants())
-    for name, value in medians(variants, repeat=5 if quick else 15).items():
-        report.add(name, value)
+    report.values.update(medians(variants, repeat=5 if quick else 15))
     graph, eager = report.values["graph (fast executor)"], report.values["eager"]
     report.notes.append(f"eager / graph: {eager / graph:.1f}x")
     return report

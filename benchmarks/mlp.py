@@ -145,8 +145,7 @@ def measure(quick=False):
         "numpy": lambda: step_numpy(x, labels, numpy_params),
     })
     variants.update(framework_variants(x, labels, params))
-    for name, value in medians(variants, repeat=5 if quick else 15).items():
-        report.add(name, value)
+    report.values.update(medians(variants, repeat=5 if quick else 15))
     return report
 
 

@@ -46,8 +46,7 @@ def measure(quick=False):
                               lambda: rt.config.options(inter_op_threads=1)),
         "numpy": lambda: two_chains_numpy(*arrays),
     }
-    for name, value in medians(variants, repeat=3 if quick else 9, number=1).items():
-        report.add(name, value)
+    report.values.update(medians(variants, repeat=3 if quick else 9, number=1))
     speedup = report.values["graph, sequential"] / report.values["graph, 2 inter-op threads"]
     report.notes.append(f"sequential / parallel: {speedup:.2f}x")
     return report

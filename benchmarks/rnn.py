@@ -81,8 +81,7 @@ def measure(quick=False):
         "numpy": lambda: rnn_numpy(*arrays),
     })
     variants.update(framework_variants(arrays))
-    for name, value in medians(variants, repeat=5 if quick else 15).items():
-        report.add(name, value)
+    report.values.update(medians(variants, repeat=5 if quick else 15))
     return report
 
 
