@@ -115,10 +115,18 @@ class Program:
 
 
 def compile_graph(graph):
-    """The Program of `graph` (compiled on first use; recompiled if the graph changes)."""
+    """The Program of `graph` (compiled on first use; recompiled if the graph changes).
+
+    Source Python cannot compile (loops nested past its limit of 20 blocks) leaves the
+    graph to the plain executor.
+    """
     program = graph._plans.get("program")
     if program is None:
-        program = _Compiler(graph).compile()
+        try:
+            program = _Compiler(graph).compile()
+        except (SyntaxError, RecursionError, MemoryError):
+            from .executor import plan_for
+            program = Program(plan_for(graph).run, None, graph, None)
         graph._plans["program"] = program
     return program
 

@@ -121,3 +121,15 @@ def test_the_switch():
     with rt.config.options(executor="plain", optimizations=False):
         assert rt.config.get_executor() == "plain" and not rt.config.get_optimizations()
     assert (rt.config.get_executor(), rt.config.get_optimizations()) == before
+
+
+def test_loops_nested_past_pythons_block_limit_run_on_the_plain_executor():
+    def nested(x):
+        def level(depth, x):
+            if depth == 0:
+                return x + 1.0
+            return rt.while_loop(lambda i, y: i < 1, lambda i, y: (i + 1, level(depth - 1, y)),
+                                 [0, x])[1]
+        return level(25, x)                      # Python allows 20 nested blocks
+
+    assert rt.function(nested)(rt.constant(1.0)).numpy() == 2.0
