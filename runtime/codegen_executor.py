@@ -4,7 +4,7 @@
       mul: f32[4] = multiply(x, x)                    x, n = _feeds
       tanh: f32[4] = tanh(mul)                        try:
       const: i32[] = const[value=2]()                     mul = _np_multiply(x, x)
-      mod: i32[] = mod(n, const)            ==>           tanh = _np_tanh(mul, out=mul)
+      mod: i32[] = mod(n, const)            ==>           tanh = _np_tanh(mul, mul)
       return (tanh, mod)                                  mod = n % _c_const
     }                                                     return [tanh, _nd(mod)]
                                                       except ... (errors name the op)
@@ -366,7 +366,7 @@ class _Compiler:
             return None
         donor = op.notes.get("reuse") if op.notes else None
         if donor is not None:
-            args.append(f"out={env[donor]}")
+            args.append(env[donor])               # `out`, passed by position: cheaper
         return f"{self.glob(d.ufunc, '_np_' + d.ufunc.__name__)}({', '.join(args)})"
 
     def special(self, op, env):

@@ -139,7 +139,9 @@ class _Storage:
 
 
 def _static(t):
-    return t.shape.is_fully_defined() and t.shape.rank > 0
+    """Is `t` an array worth writing into: a known shape of two elements or more?
+    (numpy takes three times as long to write into a 1-element `out` as to allocate.)"""
+    return t.shape.is_fully_defined() and t.shape.num_elements() > 1
 
 
 def _note(op, key, value):
