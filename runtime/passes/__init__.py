@@ -22,7 +22,7 @@ from .. import config
 from ..graph import clone_graph
 
 __all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "subgraph_feeds",
-           "drop_feeds", "known_op"]
+           "drop_feeds", "rebuild_inputs", "known_op"]
 
 _ROUNDS = 4
 
@@ -132,12 +132,12 @@ def drop_feeds(op, unused):
             sub.captures = [(o, t) for o, t in sub.captures if t not in dropped]
             sub.remove_ops([t.op for t in dropped])
     if changed:
-        _rebuild_inputs(op, source)
+        rebuild_inputs(op, source)
         op.graph._changed()
     return changed
 
 
-def _rebuild_inputs(op, source):
+def rebuild_inputs(op, source):
     """Set `op`'s inputs (and index maps) from what its sub-graphs read now;
     `source[placeholder]` is the op input that feeds it."""
     attrs = op.attrs

@@ -20,7 +20,7 @@ Loop variables are collected anew only when that replaces more collections than 
 from ..ops import registry
 from ..shapes import TensorShape
 from ..tensor import SymbolicTensor
-from . import _rebuild_inputs, each_graph, known_op, subgraph_feeds
+from . import each_graph, known_op, rebuild_inputs, subgraph_feeds
 
 __all__ = ["run"]
 
@@ -198,7 +198,7 @@ def _recompute(loop, backward, get, tensor, stacked):
 
     body.replace_op(get, value(tensor).op)
     body.remove_ops([get])
-    _rebuild_inputs(backward, feeds)
+    rebuild_inputs(backward, feeds)
     backward.graph._changed()
 
 
