@@ -14,8 +14,7 @@ import contextlib
 import os
 
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
-           "set_rematerialization",
-           "set_inter_op_threads", "get_inter_op_threads", "options"]
+           "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads", "options"]
 
 EXECUTORS = ("fast", "plain")
 PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory",
@@ -85,7 +84,7 @@ def set_inter_op_threads(n):
 
 def get_inter_op_threads():
     n = _state["threads"]
-    return os.cpu_count() or 1 if n is None else n
+    return (os.cpu_count() or 1) if n is None else n
 
 
 @contextlib.contextmanager
