@@ -344,12 +344,14 @@ class Function:
 
     # -- method binding ------------------------------------------------------------
     def __get__(self, instance, owner=None):
-        """`obj.method`: a Function bound to `obj`, with its own traces, made once per `obj`.
-
-        The bound Function refers to `obj` weakly, so it lives exactly as long as `obj`.
-        """
+        """`obj.method`: a BoundFunction over the Function made once per `obj` (its own
+        traces), which refers to `obj` weakly, so the cache never keeps `obj` alive."""
         if instance is None:
             return self
+        return BoundFunction(self._bound_to(instance, owner), instance)
+
+    def _bound_to(self, instance, owner):
+        """The per-instance Function (cached; it refers to the instance weakly)."""
         try:
             bound = self._bound.get(instance)
         except TypeError:                   # unhashable instance: keyed by id while alive
@@ -484,6 +486,28 @@ class Function:
 
     def __repr__(self):
         return f"<rt.function {self._name}>"
+
+
+class BoundFunction(Function):
+    """`obj.method` for a graph-function method: the per-instance Function, which holds
+    `obj` weakly (so its cache never keeps `obj` alive), plus a strong reference to
+    `obj` for as long as this object lives — `Model().call(x)` works."""
+
+    def __init__(self, function, instance):      # pylint: disable=super-init-not-called
+        self._function = function
+        self._instance = instance
+
+    def __call__(self, *args, **kwargs):
+        return self._function(*args, **kwargs)
+
+    def get_concrete_function(self, *args, **kwargs):
+        return self._function.get_concrete_function(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._function, name)
+
+    def __repr__(self):
+        return repr(self._function)
 
 
 def function(func=None, *, input_signature=None, name=None):
