@@ -202,7 +202,9 @@ class Graph:
             for t in op.inputs:
                 if id(t) not in fed and t.op not in needed:
                     stack.append(t.op)
-            stack.extend(c for c in op.control_inputs if c not in needed)
+            # A control input whose every output is fed has nothing left to run.
+            stack.extend(c for c in op.control_inputs if c not in needed and not (
+                c.outputs and all(id(t) in fed for t in c.outputs)))
         foreign = [op for op in needed if op.graph is not self]
         if foreign:
             raise ValueError(f"{foreign[0].describe()} is not in graph '{self.name}'")

@@ -275,3 +275,13 @@ def test_control_dependencies_group_and_no_op_eagerly_do_nothing():
         assert float(rt.constant(2.0)) == 2.0
     assert rt.group(rt.constant(1.0)) is None
     assert rt.no_op() is None
+
+
+def test_a_control_dependency_on_a_function_input_needs_nothing_run():
+    @rt.function
+    def f(x):
+        with rt.control_dependencies([x]):
+            y = x + 1
+        return y
+
+    assert int(f(rt.constant(3))) == 4
