@@ -17,6 +17,7 @@ import numpy as np
 import runtime as rt
 from runtime import control_flow as rt_cf
 from runtime import nest
+from runtime.ops import logging_ops
 from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
@@ -440,24 +441,12 @@ def _typed_zero(value, name):
         return rt.constant(np.zeros(dims, t.dtype.np))
 
 
-def _assert_assigned_kernel(flag, value, message):
-    if not flag:
-        raise UnboundLocalError(message)
-    return value
-
-
-_ASSERT_ASSIGNED = registry.register(
-    "assert_assigned", _assert_assigned_kernel,
-    lambda inputs, message: [(inputs[1].shape, inputs[1].dtype)])
-
-
 def _assert_assigned(flag, value, name):
     if not isinstance(value, Tensor):
         return value
     message = (f"'{name}' is used after a tensor loop that ran zero times, so it was never "
                f"assigned")
-    return registry.apply(_ASSERT_ASSIGNED, [registry.convert_to_tensor(flag), value],
-                          {"message": message})
+    return logging_ops.assert_assigned(flag, value, message)
 
 
 # -- for --------------------------------------------------------------------------------------

@@ -157,6 +157,30 @@ class debugging:  # noqa: N801 - a namespace, as `rt.debugging`
     assert_non_positive = staticmethod(_make_sign_assert(math_ops.less_equal, "<="))
 
 
+def _assert_assigned_kernel(flag, value, message):
+    if not flag:
+        raise UnboundLocalError(message)
+    return value
+
+
+def _assert_assigned_infer(inputs, message):
+    return [(inputs[1].shape, inputs[1].dtype)]
+
+
+# Not stateful: when nothing reads the value, the check is pruned with it.
+_ASSERT_ASSIGNED = registry.register("assert_assigned", _assert_assigned_kernel,
+                                     _assert_assigned_infer)
+
+
+def assert_assigned(flag, value, message, name=None):
+    """`value` if `flag` holds when the graph runs, else UnboundLocalError(message).
+
+    The compiler uses it for a variable first assigned inside a graph loop: it has a
+    value after the loop only if the loop ran."""
+    return apply(_ASSERT_ASSIGNED, [convert_to_tensor(flag), convert_to_tensor(value)],
+                 {"message": message}, name)
+
+
 # -- py_function -------------------------------------------------------------------------
 
 def _py_function_kernel(*arrays, func, tout, single):
