@@ -151,7 +151,7 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
         if not isinstance(a, Tensor):
             template.append(a)           # the same Python value from both branches
             continue
-        template.append(_Out(len(outputs_then)))
+        template.append(nest.Slot(len(outputs_then)))
         outputs_then.append(a)
         outputs_else.append(b)
     _finish_subgraph(then_graph, outputs_then)
@@ -160,17 +160,8 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
     outs = apply(_COND, [pred] + captures,
                  {"then_graph": then_graph, "else_graph": else_graph,
                   "then_map": then_map, "else_map": else_map}, name)
-    flat = [outs[leaf.index] if isinstance(leaf, _Out) else leaf for leaf in template]
+    flat = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf for leaf in template]
     return nest.pack_sequence_as(then_result, flat)
-
-
-class _Out:
-    """Marks the position of the i-th tensor output in a cond's result."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
 
 
 def _names_note(names):

@@ -71,18 +71,6 @@ def _call_infer(inputs, f):
 _CALL = registry.register("call", _call_kernel, _call_infer, multi=True)
 
 
-class _Slot:
-    """Marks where the i-th flat output tensor goes in a structured result."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
-
-    def __repr__(self):
-        return f"<output {self.index}>"
-
-
 def _placeholder(spec_shape, dtype, name):
     op = context.current_graph().create_op(
         registry.get("placeholder"), [], {"shape": spec_shape.dims, "dtype": dtype},
@@ -98,7 +86,7 @@ class ConcreteFunction:
         self._output_template = output_template
         self._arg_template = arg_template      # (args, kwargs) with TensorSpec leaves
         self.name = name
-        self._single = isinstance(output_template, _Slot)
+        self._single = isinstance(output_template, nest.Slot)
         self._captures = []                   # the captured outer tensors (cached)
         self._call_attrs = {"f": graph}
 
@@ -114,7 +102,7 @@ class ConcreteFunction:
     def structured_outputs(self):
         return nest.pack_sequence_as(
             self._output_template,
-            [self.graph.outputs[leaf.index] if isinstance(leaf, _Slot) else leaf
+            [self.graph.outputs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
              for leaf in nest.flatten(self._output_template)])
 
     @property
@@ -129,7 +117,7 @@ class ConcreteFunction:
         outs = apply(_CALL, list(tensors) + captures, self._call_attrs, name=self.name)
         if self._single:
             return outs[self._output_template.index]
-        leaves = [outs[leaf.index] if isinstance(leaf, _Slot) else leaf
+        leaves = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
                   for leaf in nest.flatten(self._output_template)]
         return nest.pack_sequence_as(self._output_template, leaves)
 
@@ -272,7 +260,7 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
         outputs, template_leaves = [], []
         for leaf in leaves:
             if isinstance(leaf, Tensor):
-                template_leaves.append(_Slot(len(outputs)))
+                template_leaves.append(nest.Slot(len(outputs)))
                 outputs.append(leaf)
             else:
                 template_leaves.append(leaf)

@@ -143,3 +143,16 @@ def same_structure(a, b):
 def assert_same_structure(a, b):
     if not same_structure(a, b):
         raise ValueError(f"The two structures differ: {structure_str(a)} vs {structure_str(b)}")
+
+
+class Slot:
+    """Marks where the i-th flat tensor goes when a structure is rebuilt (function and
+    cond results keep their Python values and structure, with Slots for tensors)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return f"<tensor {self.index}>"

@@ -31,14 +31,17 @@ def _split_tensors(values):
     for leaf in leaves:
         if isinstance(leaf, (Tensor, Variable)):
             tensors.append(convert_to_tensor(leaf))
-            template_leaves.append(_Slot(len(tensors) - 1,
+            template_leaves.append(TemplateSlot(len(tensors) - 1,
                                          leaf if isinstance(leaf, Variable) else None))
         else:
             template_leaves.append(leaf)
     return nest.pack_sequence_as(values, template_leaves), tensors
 
 
-class _Slot:
+class TemplateSlot:
+    """Where the i-th tensor of a print/assert goes in its values (and the variable it
+    reads, so the value prints as Python prints a variable)."""
+
     __slots__ = ("index", "variable")
 
     def __init__(self, index, variable=None):
@@ -67,7 +70,7 @@ class _VariableValue(EagerTensor):
 def _fill(template, arrays):
     leaves = []
     for leaf in nest.flatten(template):
-        if isinstance(leaf, _Slot):
+        if isinstance(leaf, TemplateSlot):
             value = arrays[leaf.index]
             leaf = (EagerTensor(value) if leaf.variable is None
                     else _VariableValue(leaf.variable, value))

@@ -17,10 +17,11 @@ import numpy as np
 from .. import context
 from .. import dtypes
 from .. import nest
-from ..function import ConcreteFunction, TensorSpec, _Slot
+from ..function import ConcreteFunction, TensorSpec
+from ..nest import Slot
 from ..graph import Graph
 from ..ops import registry
-from ..ops.logging_ops import _Slot as _TemplateSlot
+from ..ops.logging_ops import TemplateSlot
 from ..ops.random_ops import RngState
 from ..shapes import TensorShape
 from ..traceback_utils import Frame
@@ -151,7 +152,7 @@ class Reader:
         outputs = self.value(doc.get("outputs"), "outputs", "outputs")
         self.check_signature(signature, graph)
         for leaf in nest.flatten(outputs):
-            if isinstance(leaf, _Slot) and not 0 <= leaf.index < len(graph.outputs):
+            if isinstance(leaf, Slot) and not 0 <= leaf.index < len(graph.outputs):
                 self.fail("outputs", f"refers to output {leaf.index} of a graph with "
                                      f"{len(graph.outputs)} outputs")
         concrete = ConcreteFunction(graph, outputs, signature, name)
@@ -436,7 +437,7 @@ def _dec_rng(r, v, dec, where):
 
 def _dec_slot(r, v, dec, where):
     var = v["variable"]
-    return _TemplateSlot(
+    return TemplateSlot(
         _index(r, v["slot"], 2**31, "template slot", where),
         None if var is None else r.variables[_index(r, var, len(r.variables), "variable",
                                                     where)])
@@ -485,7 +486,7 @@ _TAGS = {
     frozenset({"slot", "variable"}): _dec_slot,
     frozenset({"namedtuple", "fields", "values"}): _dec_namedtuple,
     frozenset({"spec"}): _dec_spec,
-    frozenset({"output"}): lambda r, v, dec, where: _Slot(
+    frozenset({"output"}): lambda r, v, dec, where: Slot(
         _index(r, v["output"], 2**31, "output", where)),
     frozenset({"opaque"}): lambda r, v, dec, where: Opaque(str(v["opaque"])),
 }

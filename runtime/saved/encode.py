@@ -26,9 +26,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..function import TensorSpec, _Slot
+from ..function import TensorSpec
+from ..nest import Slot
 from ..graph import Graph
-from ..ops.logging_ops import _Slot as _TemplateSlot
+from ..ops.logging_ops import TemplateSlot
 from ..ops.random_ops import RngState
 from ..variables import Variable
 from .errors import SaveError
@@ -152,13 +153,13 @@ class Writer:
                 return {"variable": self._variable(v, where)}
             if isinstance(v, RngState):
                 return {"rng": None if v.seeds is None else [int(s) for s in v.seeds]}
-            if isinstance(v, _TemplateSlot):
+            if isinstance(v, TemplateSlot):
                 return {"slot": v.index, "variable": None if v.variable is None
                         else self._variable(v.variable, where)}
             if isinstance(v, TensorSpec):
                 return {"spec": {"shape": shape_json(v.shape), "dtype": v.dtype.name,
                                  "name": v.name}}
-            if isinstance(v, _Slot):
+            if isinstance(v, Slot):
                 return {"output": v.index}
             if opaque:
                 return {"opaque": repr(v)[:200]}
