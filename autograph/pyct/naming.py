@@ -14,6 +14,7 @@ class Namer:
     def __init__(self, global_names):
         self.global_names = frozenset(global_names)
         self.generated_names = set()
+        self._next = {}               # root -> the next suffix to try
 
     def new_symbol(self, name_root, reserved_locals):
         """A new name starting with `name_root`; `reserved_locals`: strs or QNs."""
@@ -32,9 +33,17 @@ class Namer:
         else:
             root, n = name_root, 0
         name = name_root
-        while (name in self.global_names or name in reserved
-               or name in self.generated_names):
-            n += 1
+
+        def taken(candidate):
+            return (candidate in self.global_names or candidate in reserved
+                    or candidate in self.generated_names)
+
+        if taken(name):
+            n = max(n + 1, self._next.get(root, 0))   # skip suffixes handed out before
             name = f"{root}_{n}"
+            while taken(name):
+                n += 1
+                name = f"{root}_{n}"
+            self._next[root] = n + 1
         self.generated_names.add(name)
         return name

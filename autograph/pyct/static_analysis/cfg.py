@@ -18,6 +18,7 @@ false edge; a match falls through unless the last case is `case _:`/`case x:`
 without a guard.
 """
 import collections
+import heapq
 
 import gast
 
@@ -263,18 +264,25 @@ class GraphVisitor:
             self.out[node] = self.init_state(node)
 
     def _visit(self, forward):
+        """A worklist that always takes the earliest node in program order (the latest,
+        for a backward analysis). Nodes are built in program order, so a loop's body
+        comes between its head and what follows it: a loop settles before the code after
+        it is visited again, instead of every change rippling through the whole function."""
         self.reset()
-        order = list(self.graph.index.values())
-        worklist = collections.deque(order if forward else reversed(order))
-        queued = set(worklist)
+        nodes = list(self.graph.index.values())
+        rank = {node: i for i, node in enumerate(nodes if forward else reversed(nodes))}
+        worklist = [(r, node_id, node) for node_id, (node, r) in enumerate(rank.items())]
+        heapq.heapify(worklist)
+        ids = {node: node_id for node_id, (node, _) in enumerate(rank.items())}
+        queued = set(rank)
         while worklist:
-            node = worklist.popleft()
+            _, _, node = heapq.heappop(worklist)
             queued.discard(node)
             if self.visit_node(node):
                 for neighbour in node.next if forward else node.prev:
                     if neighbour not in queued:
                         queued.add(neighbour)
-                        worklist.append(neighbour)
+                        heapq.heappush(worklist, (rank[neighbour], ids[neighbour], neighbour))
 
     def visit_forward(self):
         self._visit(forward=True)

@@ -58,7 +58,12 @@ class _Analyzer(cfg.GraphVisitor):
         return _State({}, None, frozenset())
 
     def merge(self, nodes):
-        """The state after any of `nodes`: union of definitions, intersection of must."""
+        """The state after any of `nodes`: union of definitions, intersection of must.
+
+        States are never changed in place, so one predecessor's state is shared as is.
+        """
+        if len(nodes) == 1:
+            return self.out[next(iter(nodes))]
         defs, must, fns = {}, None, frozenset()
         for node in nodes:
             out = self.out[node]
