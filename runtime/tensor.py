@@ -112,6 +112,9 @@ class EagerTensor(Tensor):
     def __iter__(self):
         if self._value.ndim == 0:     # raised by iter() itself, as for a 0-d ndarray
             raise TypeError("Cannot iterate over a scalar (0-d) tensor")
+        from .ops import registry
+        if registry.tape_hooks:       # a recording gradient tape must see rows as ops
+            return (self[i] for i in range(self._value.shape[0]))
         dtype = self._dtype
         return (EagerTensor(np.asarray(row), dtype) for row in self._value)
 

@@ -27,7 +27,7 @@ from .symbolic import backprop
 __all__ = ["inline"]
 
 _cache = weakref.WeakKeyDictionary()     # function graph -> _GradientGraph
-_lock = threading.Lock()
+_lock = threading.RLock()        # a gradient graph may need those of the functions it calls
 
 
 class _GradientGraph:

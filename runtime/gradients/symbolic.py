@@ -72,10 +72,9 @@ def seen_in(graph, t):
 
 def targets_and_seeds(ys, grad_ys):
     """Flat target tensors and their seeds (ones when not given)."""
+    grad_ys = [None] * len(nest.flatten(ys)) if grad_ys is None else \
+        nest.flatten_up_to(ys, grad_ys)
     ys = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in nest.flatten(ys)]
-    grad_ys = [None] * len(ys) if grad_ys is None else nest.flatten(grad_ys)
-    if len(grad_ys) != len(ys):
-        raise ValueError(f"{len(grad_ys)} output gradients for {len(ys)} targets")
     return ys, [array_ops.ones_like(y) if g is None else convert_to_tensor(g, dtype=y.dtype)
                 for y, g in zip(ys, grad_ys)]
 

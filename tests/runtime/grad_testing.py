@@ -98,3 +98,42 @@ def check_gradients(fn, arrays, wrt, mode, dynamic=True, rtol=1e-5, atol=1e-6):
         assert got.shape == arrays[i].shape, f"argument {i}: gradient shape {got.shape}"
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
                                    err_msg=f"gradient of argument {i}")
+
+
+# -- control flow: the same Python function eagerly, converted, and called under a tape ------
+
+FLOW_MODES = ("eager", "converted", "converted-call")
+
+
+def flow_gradients(fn, arrays, wrt, mode):
+    """Gradients of the scalar fn(*tensors) with respect to the tensors at `wrt`.
+
+    eager: Python control flow on eager tensors under a tape; converted: a tape inside
+    an autograph-converted function (cond/while ops); converted-call: an eager tape
+    around a call of the converted function (one call op, differentiated by recompute).
+    """
+    import autograph as ag
+
+    tensors = [rt.constant(a) for a in arrays]
+    if mode == "converted":
+        def with_tape(*xs):
+            with rt.GradientTape() as tape:
+                tape.watch([xs[i] for i in wrt])
+                y = fn(*xs)
+            return tape.gradient(y, [xs[i] for i in wrt])
+        return ag.convert(with_tape)(*tensors)
+    call = ag.convert(fn) if mode == "converted-call" else fn
+    with rt.GradientTape() as tape:
+        tape.watch([tensors[i] for i in wrt])
+        y = call(*tensors)
+    return tape.gradient(y, [tensors[i] for i in wrt])
+
+
+def check_flow_gradients(fn, arrays, mode, rtol=1e-5, atol=1e-6):
+    arrays = [np.asarray(a) for a in arrays]
+    wrt = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
+    for i, got in zip(wrt, flow_gradients(fn, arrays, wrt, mode)):
+        want = numeric_gradient(fn, arrays, i)
+        got = np.zeros_like(want) if got is None else got.numpy()
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
+                                   err_msg=f"gradient of argument {i}")

@@ -1,0 +1,205 @@
+"""Gradients through cond and while_loop: data-dependent trip counts, trip counts known
+only at run time, nested loops, conds inside loops and loops inside conds, tensor lists.
+
+Each function is differentiated three ways (see grad_testing.flow_gradients: an eager
+tape over Python control flow, a tape inside the autograph-converted function, an eager
+tape around a call of the converted function), each against central differences.
+"""
+import numpy as np
+import pytest
+
+import autograph as ag
+import runtime as rt
+from grad_testing import FLOW_MODES, check_flow_gradients
+
+
+def grow_until(x):
+    """The trip count depends on the data."""
+    y = x
+    while rt.reduce_sum(y * y) < 20.0:
+        y = y * 1.3 + rt.sin(x)
+    return rt.reduce_sum(y)
+
+
+def power_loop(x, n):
+    """n iterations, known only when the graph runs; x is a loop-invariant capture."""
+    y = x
+    for _ in rt.range(n):
+        y = rt.tanh(y) * x
+    return rt.reduce_sum(y)
+
+
+def nested_loops(x, w, n):
+    """An inner loop whose trip count is the outer index, a cond inside, a tensor list."""
+    h = x
+    outs = []
+    for i in rt.range(n):
+        j = 0
+        while j < i:
+            if rt.reduce_sum(h) > 0.5:
+                h = rt.tanh(rt.matmul(h, w)) + x
+            else:
+                h = h * 1.5 - 0.1
+            j += 1
+        outs.append(h)
+    return rt.reduce_sum(rt.stack(outs) ** 2) + rt.reduce_sum(h)
+
+
+def loop_in_branch(x, n):
+    if rt.reduce_sum(x) > 0:
+        for _ in rt.range(n):
+            x = x * rt.cos(x)
+    else:
+        x = x * 2.0
+    return rt.reduce_sum(x * x)
+
+
+def early_break(x, n):
+    y = x
+    for _ in rt.range(n):
+        if rt.reduce_max(y) > 3.0:
+            break
+        y = y * 1.7 + 0.1
+    return rt.reduce_sum(y * y)
+
+
+def rnn(xs, h, w_x, w_h):
+    """A dynamic RNN: the loop variable list grows (its shape changes every iteration)."""
+    outputs = []
+    for x in xs:
+        h = rt.tanh(rt.matmul(x, w_x) + rt.matmul(h, w_h))
+        outputs.append(h)
+    return rt.reduce_sum(rt.stack(outputs) * rt.reduce_mean(xs))
+
+
+def capped_loop(x, limit):
+    """rt.while_loop with maximum_iterations given as a tensor."""
+    _, y = rt.while_loop(lambda i, y: True, lambda i, y: (i + 1, y * x + 1.0),
+                         [0, rt.ones_like(x)], maximum_iterations=limit)
+    return rt.reduce_sum(y)
+
+
+def branch_of_matmuls(a, b):
+    if rt.reduce_mean(a) > 0:
+        c = rt.matmul(a, b)
+    else:
+        c = rt.matmul(b, a) * 2.0
+    return rt.reduce_sum(rt.sigmoid(c))
+
+
+_rng = np.random.default_rng(3)
+X = np.array([[0.3, 0.4], [-0.2, 0.6]])
+W = np.array([[0.5, -0.2], [0.1, 0.3]])
+
+CASES = [
+    ("grow_until", grow_until, [np.array([0.3, 0.5])]),
+    ("power_loop-0", power_loop, [np.array([0.4, -0.8]), np.array(0)]),
+    ("power_loop-4", power_loop, [np.array([0.4, -0.8]), np.array(4)]),
+    ("nested_loops-1", nested_loops, [X, W, np.array(1)]),
+    ("nested_loops-4", nested_loops, [X, W, np.array(4)]),
+    ("loop_in_branch-then", loop_in_branch, [np.array([0.5, 0.9]), np.array(3)]),
+    ("loop_in_branch-else", loop_in_branch, [np.array([-0.5, 0.2]), np.array(3)]),
+    ("early_break", early_break, [np.array([0.5, 1.0]), np.array(6)]),
+    ("rnn", rnn, [_rng.normal(size=(4, 2, 3)) * 0.5, np.zeros((2, 2)),
+                  _rng.normal(size=(3, 2)), _rng.normal(size=(2, 2))]),
+    ("capped_loop", capped_loop, [np.array([0.5, -1.2]), np.array(3)]),
+    ("branch_of_matmuls-then", branch_of_matmuls, [X + 1.0, W]),
+    ("branch_of_matmuls-else", branch_of_matmuls, [X - 1.0, W]),
+]
+
+
+@pytest.mark.parametrize("mode", FLOW_MODES)
+@pytest.mark.parametrize("fn, args", [pytest.param(fn, args, id=name)
+                                      for name, fn, args in CASES])
+def test_gradient_through_control_flow(fn, args, mode):
+    check_flow_gradients(fn, args, mode)
+
+
+# -- variables read inside loops and branches ---------------------------------------------
+
+def test_variable_gradients_through_loops_agree():
+    w = rt.Variable(W, name="w")
+    v = rt.Variable(np.array([0.2, -0.3]), name="v")
+
+    def loss(x, n):
+        h = x
+        for i in rt.range(n):
+            if rt.reduce_sum(h) > 0.0:
+                h = rt.tanh(rt.matmul(h, w)) + v
+            else:
+                h = h * v
+        return rt.reduce_sum(h * h)
+
+    def grads(x, n):
+        with rt.GradientTape() as tape:
+            y = loss(x, n)
+        return tape.gradient(y, [w, v])
+
+    x, n = rt.constant(X), rt.constant(3)
+    eager = grads(x, n)
+    converted = ag.convert(grads)(x, n)
+    with rt.GradientTape() as tape:
+        y = ag.convert(loss)(x, n)
+    called = tape.gradient(y, [w, v])
+    for want, got1, got2 in zip(eager, converted, called):
+        np.testing.assert_allclose(got1.numpy(), want.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(got2.numpy(), want.numpy(), rtol=1e-10)
+
+
+def test_cond_gradient_with_gradients_and_variables():
+    v = rt.Variable(3.0)
+
+    @rt.function
+    def grads(x):
+        y = rt.cond(x > 0, lambda: x * v * v, lambda: x - v)
+        return rt.gradients(y, [x, v])
+
+    assert [float(g) for g in grads(rt.constant(2.0))] == [9.0, 12.0]
+    assert [float(g) for g in grads(rt.constant(-2.0))] == [1.0, -1.0]
+
+
+def test_second_order_through_cond_and_not_through_while():
+    @ag.convert
+    def branchy(x):
+        if x > 0:
+            y = x * x * x
+        else:
+            y = x * x
+        return y
+
+    @ag.convert
+    def loopy(x):
+        y = x
+        for _ in rt.range(3):
+            y = y * x
+        return y
+
+    def second(f):
+        @rt.function
+        def d2(x):
+            g = rt.gradients(f(x), x)[0]
+            return g, rt.gradients(g, x)[0]
+        return d2
+
+    assert [float(t) for t in second(branchy)(rt.constant(2.0))] == [12.0, 12.0]
+    assert [float(t) for t in second(branchy)(rt.constant(-2.0))] == [-4.0, 2.0]
+    with pytest.raises(NotImplementedError, match="while loop"):
+        second(loopy)(rt.constant(2.0))
+
+
+def test_loop_forward_runs_once_and_stacks_per_iteration():
+    @rt.function
+    def grads(x, n):
+        y = rt.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, rt.sin(y) * x), [0, x])[1]
+        return y, rt.gradients(y, x)[0]
+
+    concrete = grads.get_concrete_function(rt.constant(0.5), rt.constant(3))
+    loops = [op for op in concrete.graph.ops if op.type == "while"]
+    assert len(loops) == 2                     # the forward loop (stacking) and the backward
+    forward = loops[0]
+    assert forward.attrs["stacks"] >= 1 and len(forward.outputs) == 2 + 1 + 2 * forward.attrs["stacks"]
+    y, g = grads(rt.constant(0.5), rt.constant(3))
+    eps = 1e-3
+    fd = (np.sin(np.sin(np.sin(0.5 + eps) * (0.5 + eps)) * (0.5 + eps)) * (0.5 + eps)
+          - np.sin(np.sin(np.sin(0.5 - eps) * (0.5 - eps)) * (0.5 - eps)) * (0.5 - eps)) / (2 * eps)
+    assert float(g) == pytest.approx(fd, rel=1e-4)
