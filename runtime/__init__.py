@@ -44,6 +44,7 @@ from .function import ConcreteFunction, Function, TensorSpec, function
 from .session import Session, placeholder
 from .gradients import (GradientTape, gradients, gradients_function, implicit_gradients,
                         implicit_value_and_gradients, value_and_gradients_function)
+from . import data, layers, optimizers  # noqa: E402 - rt.data, rt.layers, rt.optimizers
 
 nn = _types.SimpleNamespace(
     softmax=_nn_ops.softmax, log_softmax=_nn_ops.log_softmax,
