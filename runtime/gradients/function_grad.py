@@ -17,7 +17,7 @@ import weakref
 
 from .. import context
 from ..function import _CALL, _placeholder
-from ..graph import Graph
+from ..graph import Graph, clone_graph
 from ..ops import array_ops
 from ..ops import math_ops
 from ..ops import registry
@@ -84,7 +84,8 @@ def _build(f):
 
 def inline(graph, feeds):
     """Copy `graph`'s operations into the current graph, its inputs then captures fed by
-    `feeds`; returns its outputs there. Side effects are left out (see the module)."""
+    `feeds`; returns its outputs there. Side effects are left out (see the module). A cond
+    or while gets its own copy of its sub-graphs: its gradient adds outputs to them."""
     target = context.current_graph()
     value = {id(t): v for t, v in zip(list(graph.inputs) + [c for _, c in graph.captures],
                                       feeds)}
@@ -96,7 +97,8 @@ def inline(graph, feeds):
             outs = [array_ops.stop_gradient(var.read_value())]
         else:
             inputs = [value[id(t)] for t in op.inputs]
-            attrs = dict(op.attrs)
+            attrs = {k: clone_graph(v, target) if isinstance(v, Graph) and op.type != "call"
+                     else v for k, v in op.attrs.items()}     # gradients extend cond/while's
             outs = target.create_op(op.opdef, inputs, attrs, op.opdef.infer(inputs, **attrs),
                                     name=op.name, origin=op.origin).outputs
         for t, v in zip(op.outputs, outs):

@@ -3,6 +3,7 @@ gradients through graph-function calls (recorded as one op by an eager tape)."""
 import numpy as np
 import pytest
 
+import autograph as ag
 import runtime as rt
 
 
@@ -238,3 +239,28 @@ def test_call_gradient_graph_is_built_once():
         assert float(tape.gradient(y, x)) == 6.0
     assert function_grad._cache.get(f.get_concrete_function(x).graph) is not None
     assert sum(1 for g in function_grad._cache if g is f.get_concrete_function(x).graph) == 1
+
+
+def test_call_gradient_leaves_the_traced_function_as_it_was():
+    @ag.convert
+    def f(x):
+        if x > 0:
+            y = rt.sin(x) * x
+        else:
+            y = x
+        for _ in rt.range(3):
+            y = rt.tanh(y) * x
+        return y
+
+    def shape_of(graph):
+        return [(op.type, len(op.outputs), [len(g.outputs) for g in op.subgraphs()])
+                for op in graph.ops]
+
+    x = rt.constant(0.5)
+    graph = f.get_concrete_function(x).graph
+    before = shape_of(graph)
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    tape.gradient(y, x)
+    assert shape_of(graph) == before
