@@ -52,6 +52,8 @@ class Layer:
 
     def __call__(self, inputs):
         inputs = convert_to_tensor(inputs, dtype_hint=self.dtype)
+        if inputs.dtype.is_floating and inputs.dtype != self.dtype:
+            inputs = math_ops.cast(inputs, self.dtype)       # computes in its own dtype
         if not self.built:
             self.build(inputs.shape)
             self.built = True

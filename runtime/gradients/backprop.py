@@ -12,7 +12,8 @@ of an op owning sub-graphs (call, cond, while) also gives the gradients of the v
 read inside them (`GradientList.variable_grads`).
 
 Gradients are keyed by the forward tensors (their ids: every entry holds its tensors, so
-ids stay unique while a backward pass runs); only floating-point tensors get one.
+ids stay unique while a backward pass runs); only floating-point tensors get one, of
+their own dtype.
 """
 from ..ops import math_ops
 
@@ -120,6 +121,8 @@ def backward(entries, seeds):
         input_grads = grad_fn(entry, *grads)
         for t, g in zip(forward.inputs, input_grads):
             if g is not None and differentiable(t):
+                if g.dtype != t.dtype:          # an op promoted a mixed-precision input
+                    g = math_ops.cast(g, t.dtype)
                 pending.setdefault(id(t), []).append(g)
         for var, g in getattr(input_grads, "variable_grads", {}).items():
             if g is not None:

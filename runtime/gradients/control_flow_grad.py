@@ -80,15 +80,13 @@ def _cond_grad(op, *grads):
     variables = _float_variables(forward.subgraphs())
     if not float_caps and not variables:
         return [None] * len(forward.inputs)
-    n_out = len(forward.attrs["then_graph"].outputs)
-    extras = forward.attrs.get("extras", ())
 
     def branch(side):
         graph = forward.attrs[f"{side}_graph"]
         union_index = forward.attrs[f"{side}_map"]
-        seeded = [(graph.outputs[k], g) for k, g in enumerate(grads[:n_out]) if g is not None]
-        seeded += [(t, g) for (s, t), g in zip(extras, grads[n_out:])
-                   if s == side and g is not None]
+        # Output k is graph.outputs[k], exposed values included (a gradient of one is a
+        # gradient of a gradient); the other branch's zeros in their place lead nowhere.
+        seeded = [(graph.outputs[k], g) for k, g in enumerate(grads) if g is not None]
 
         def backward_branch():
             value_of = _ValueOf(graph, [captures[j] for j in union_index], outer,

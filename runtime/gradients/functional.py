@@ -40,8 +40,10 @@ def value_and_gradients_function(f, params=None):
 
 def gradients_function(f, params=None):
     """A function returning the gradients of f with respect to its arguments, as a list."""
-    value_and_grads = value_and_gradients_function(f, params)
+    return _gradients_only(f, value_and_gradients_function(f, params))
 
+
+def _gradients_only(f, value_and_grads):
     @functools.wraps(f)
     def grads(*args, **kwargs):
         return value_and_grads(*args, **kwargs)[1]
@@ -65,9 +67,4 @@ def implicit_value_and_gradients(f):
 
 def implicit_gradients(f):
     """A function returning [(gradient, variable), ...] for the trainable variables f read."""
-    value_and_grads = implicit_value_and_gradients(f)
-
-    @functools.wraps(f)
-    def grads(*args, **kwargs):
-        return value_and_grads(*args, **kwargs)[1]
-    return grads
+    return _gradients_only(f, implicit_value_and_gradients(f))

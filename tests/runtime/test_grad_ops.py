@@ -186,6 +186,15 @@ def test_cast_gradient_is_cast_back():
     assert g.dtype == rt.float64 and g.numpy().tolist() == [3.0, 3.0]
 
 
+def test_a_gradient_has_its_inputs_dtype_under_promotion():
+    a, b = rt.constant([1.0, 2.0], rt.float32), rt.constant([3.0, 4.0], rt.float64)
+    with rt.GradientTape() as tape:
+        tape.watch([a, b])
+        y = rt.reduce_sum(a * b)
+    ga, gb = tape.gradient(y, [a, b])
+    assert (ga.dtype, gb.dtype) == (rt.float32, rt.float64)
+
+
 def test_integer_inputs_get_no_gradient():
     a, b = rt.constant([1.0, 2.0]), rt.constant([3, 4])
     with rt.GradientTape() as tape:

@@ -98,6 +98,14 @@ def test_dense_creates_its_variables_on_first_call():
         rt.layers.Dense(2, activation="swish")
 
 
+def test_dense_computes_in_its_dtype():
+    layer = rt.layers.Dense(2)
+    with rt.GradientTape() as tape:
+        y = rt.reduce_sum(layer(np.ones((3, 4))))           # float64 data, float32 layer
+    assert y.dtype == rt.float32
+    assert [g.dtype for g in tape.gradient(y, layer.trainable_variables)] == [rt.float32] * 2
+
+
 def test_dense_inside_a_converted_function_is_built_once():
     layer = rt.layers.Dense(2, use_bias=False, kernel_initializer=lambda s, d: np.ones(s, d.np))
 

@@ -3,7 +3,6 @@ with a converted step, same losses), the MLP classifier fits its synthetic set."
 import os
 import re
 import runpy
-import sys
 
 import pytest
 
@@ -12,12 +11,8 @@ SAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 
 
 def run_sample(name, *argv, capsys):
-    old_argv = sys.argv
-    sys.argv = [name] + list(argv)
-    try:
-        runpy.run_path(os.path.join(SAMPLES, name), run_name="__main__")
-    finally:
-        sys.argv = old_argv
+    """What samples/`name` prints: its main(argv), loaded without running as a script."""
+    runpy.run_path(os.path.join(SAMPLES, name))["main"](list(argv))
     return capsys.readouterr().out
 
 
