@@ -162,5 +162,11 @@ def _while_grad(op, *grads):
     return GradientList(input_grads, dict(zip(variables, cap_grads[len(float_caps):])))
 
 
+def _assert_assigned_grad(op, grad):
+    """The compiler's guard on a variable first assigned in a tensor loop passes it on."""
+    return [None, grad]
+
+
 registry.get("cond").grad = _cond_grad
 registry.get("while").grad = _while_grad
+registry.get("assert_assigned").grad = _assert_assigned_grad

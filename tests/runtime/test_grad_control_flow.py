@@ -63,6 +63,13 @@ def early_break(x, n):
     return rt.reduce_sum(y * y)
 
 
+def first_assigned_in_loop(x, n):
+    """y exists only if the loop ran (converted code guards it with assert_assigned)."""
+    for i in rt.range(n):
+        y = rt.sin(x) * rt.cast(i + 1, x.dtype)
+    return rt.reduce_sum(y)
+
+
 def rnn(xs, h, w_x, w_h):
     """A dynamic RNN: the loop variable list grows (its shape changes every iteration)."""
     outputs = []
@@ -100,6 +107,7 @@ CASES = [
     ("loop_in_branch-then", loop_in_branch, [np.array([0.5, 0.9]), np.array(3)]),
     ("loop_in_branch-else", loop_in_branch, [np.array([-0.5, 0.2]), np.array(3)]),
     ("early_break", early_break, [np.array([0.5, 1.0]), np.array(6)]),
+    ("first_assigned_in_loop", first_assigned_in_loop, [np.array([0.5, 1.0]), np.array(3)]),
     ("rnn", rnn, [_rng.normal(size=(4, 2, 3)) * 0.5, np.zeros((2, 2)),
                   _rng.normal(size=(3, 2)), _rng.normal(size=(2, 2))]),
     ("capped_loop", capped_loop, [np.array([0.5, -1.2]), np.array(3)]),

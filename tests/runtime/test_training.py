@@ -206,3 +206,26 @@ def test_converted_training_step_matches_the_eager_step():
     assert eager[-1] < eager[0] and converted.experimental_get_tracing_count() == 1
     loops = [op for op in converted.concrete_functions[0].graph.ops if op.type == "while"]
     assert len(loops) == 2                       # the model's loop and its backward loop
+
+
+def test_a_training_loop_inside_a_converted_function():
+    """The loop is a graph loop (n is a tensor): each iteration records a tape and applies
+    Adam, whose slots are created while the loop body is traced."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3
+    w, b = rt.Variable(np.zeros((3, 1), np.float32)), rt.Variable(0.0)
+    optimizer = rt.optimizers.Adam(0.1)
+
+    @ag.convert
+    def train(x, y, n):
+        loss = 0.0
+        for _ in rt.range(n):
+            with rt.GradientTape() as tape:
+                loss = rt.reduce_mean(rt.square(rt.matmul(x, w) + b - y))
+            optimizer.apply_gradients(zip(tape.gradient(loss, [w, b]), [w, b]))
+        return loss
+
+    assert float(train(x, y, rt.constant(300))) < 1e-8
+    np.testing.assert_allclose(w.numpy().ravel(), [1.0, -2.0, 0.5], atol=1e-4)
+    assert int(optimizer.iterations.numpy()) == 300
