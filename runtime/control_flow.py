@@ -546,7 +546,8 @@ def _invariants(shape_invariants, structure, flat_init, single, names):
 # place (never read). A loop's body outputs beyond its loop variables are collected at
 # every iteration: the loop also outputs its trip count and, per collected tensor, the
 # values packed as (1-D values, index rows [offset, *shape]), so shapes may change from
-# one iteration to the next; `stack_get` reads iteration i back. The op's attributes
+# one iteration to the next; `stack_get` reads iteration i back (its gradient, `stack_put`,
+# writes one back into zeros of that layout). The op's attributes
 # count its outputs (`n_outputs`, `stacks`), as copies of an op share sub-graphs.
 
 
@@ -629,10 +630,29 @@ def _stack_get_infer(inputs, shape):
     return [(TensorShape(shape), inputs[0].dtype)]
 
 
+def _stack_put_kernel(values, index, i, grad):
+    """Zeros shaped like the packed `values`, with `grad` as iteration i's value."""
+    out = np.zeros_like(values)
+    start = index[int(i)][0]
+    out[start:start + grad.size] = grad.ravel()
+    return out
+
+
+def _stack_put_infer(inputs):
+    return [(inputs[0].shape, inputs[0].dtype)]
+
+
+def _stack_put_grad(op, grad):
+    return [None, None, None, stack_get(grad, op.inputs[1], op.inputs[2], op.inputs[3])]
+
+
+_STACK_PUT = registry.register("stack_put", _stack_put_kernel, _stack_put_infer,
+                               grad=_stack_put_grad)
+
+
 def _stack_get_grad(op, grad):
-    raise NotImplementedError(
-        "Gradients of gradients through a while loop are not supported (the backward loop "
-        "reads values the forward loop stacked).")
+    values, index, i = op.inputs
+    return [apply(_STACK_PUT, [values, index, i, grad], {}), None, None]
 
 
 _STACK_GET = registry.register("stack_get", _stack_get_kernel, _stack_get_infer,

@@ -13,6 +13,8 @@ loop variables and summing those of the captures and variables.
 
 Backward sub-graphs see the forward tensors through a `_ValueOf` map (see backprop.py),
 so loops and conds nest: a cond inside a loop exposes a value, which the loop stacks.
+Gradients of gradients flow back into those extra outputs: an exposed value is a branch
+output like the others, and a collected value seeds its body tensor at every iteration.
 """
 from .. import context
 from ..control_flow import cond, expose_branch_value, loop_stack, loop_trip_count
@@ -119,9 +121,10 @@ def _fit(t, shape):
 def _while_grad(op, *grads):
     forward, outer = op.op, op.value_of
     n, body, body_map = (forward.attrs[k] for k in ("n_vars", "body_graph", "body_map"))
-    if any(g is not None for g in grads[n:]):
-        raise NotImplementedError("Gradients of gradients through a while loop are not "
-                                  "supported.")
+    # A gradient of a collected value (a gradient of a gradient) seeds that body tensor at
+    # every iteration: it is packed like the values, so their index reads it.
+    collected = [(body.outputs[n + k], g, forward.outputs[n + 2 + 2 * k])
+                 for k, g in enumerate(grads[n + 1::2]) if g is not None]
     loop_vars = [k for k in range(n) if differentiable(body.inputs[k])]
     cap_inputs = [forward.inputs[n + i] for i in body_map]
     float_caps = [j for j, t in enumerate(cap_inputs) if differentiable(t)]
@@ -142,8 +145,10 @@ def _while_grad(op, *grads):
         value_of = _ValueOf(body, cap_inputs, outer, stacked)
         sources = ([body.inputs[k] for k in loop_vars]
                    + [body.captures[j][1] for j in float_caps] + variables)
-        found = backprop(body.ops, [body.outputs[k] for k in loop_vars],
-                         state[:len(loop_vars)], sources, value_of)
+        seeds = [(t, stack_get(g, outer(index), i, t)) for t, g, index in collected]
+        found = backprop(body.ops, [body.outputs[k] for k in loop_vars] + [t for t, _ in seeds],
+                         list(state[:len(loop_vars)]) + [g for _, g in seeds], sources,
+                         value_of)
         carried = [_fit(t, body.inputs[k].shape) for t, k in zip(
             _or_zeros(found[:len(loop_vars)], lambda i: value_of(body.inputs[loop_vars[i]])),
             loop_vars)]

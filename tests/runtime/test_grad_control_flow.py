@@ -10,7 +10,7 @@ import pytest
 
 import autograph as ag
 import runtime as rt
-from grad_testing import FLOW_MODES, check_flow_gradients
+from grad_testing import FLOW_MODES, check_flow_gradients, numeric_gradient
 
 
 def grow_until(x):
@@ -166,7 +166,7 @@ def test_cond_gradient_with_gradients_and_variables():
     assert [float(g) for g in grads(rt.constant(-2.0))] == [1.0, -1.0]
 
 
-def test_second_order_through_cond_and_not_through_while():
+def test_second_order_through_cond():
     @ag.convert
     def branchy(x):
         if x > 0:
@@ -175,24 +175,42 @@ def test_second_order_through_cond_and_not_through_while():
             y = x * x
         return y
 
-    @ag.convert
-    def loopy(x):
-        y = x
-        for _ in rt.range(3):
-            y = y * x
-        return y
+    @rt.function
+    def d2(x):
+        g = rt.gradients(branchy(x), x)[0]
+        return g, rt.gradients(g, x)[0]
 
-    def second(f):
-        @rt.function
-        def d2(x):
-            g = rt.gradients(f(x), x)[0]
-            return g, rt.gradients(g, x)[0]
-        return d2
+    assert [float(t) for t in d2(rt.constant(2.0))] == [12.0, 12.0]
+    assert [float(t) for t in d2(rt.constant(-2.0))] == [-4.0, 2.0]
 
-    assert [float(t) for t in second(branchy)(rt.constant(2.0))] == [12.0, 12.0]
-    assert [float(t) for t in second(branchy)(rt.constant(-2.0))] == [-4.0, 2.0]
-    with pytest.raises(NotImplementedError, match="while loop"):
-        second(loopy)(rt.constant(2.0))
+
+def first_order(x, n):
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        y = nested_loops(x, rt.constant(W), n)
+    return tape.gradient(y, x)
+
+
+def second_order(x, n):
+    """d/dx of a weighted sum of d nested_loops / dx: through both loops and the cond."""
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        g = first_order(x, n)
+        s = rt.reduce_sum(g * rt.constant([[1.0, -0.5], [0.25, 2.0]], rt.float64))
+    return tape.gradient(s, x)
+
+
+@pytest.mark.parametrize("mode", FLOW_MODES[:2])
+def test_second_order_through_nested_loops(mode):
+    n = np.array(4)
+    got = (second_order if mode == "eager" else ag.convert(second_order))(
+        rt.constant(X), rt.constant(n)).numpy()
+
+    def weighted_first_order(x, n):
+        return rt.reduce_sum(first_order(x, n) * rt.constant([[1.0, -0.5], [0.25, 2.0]],
+                                                             rt.float64))
+    np.testing.assert_allclose(got, numeric_gradient(weighted_first_order, [X, n], 0),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_loop_forward_runs_once_and_stacks_per_iteration():
