@@ -39,9 +39,22 @@ def _shape_arg(shape):
 
 
 def _dynamic_shape_infer(shape_tensor):
-    """Static knowledge of a run-time shape tensor: its rank when its length is known."""
+    """Static knowledge of a run-time shape tensor: its rank when its length is known, and
+    the dims that are constants when it was stacked from scalars (`[n, 8]`: [None, 8])."""
     n = shape_tensor.shape[0] if shape_tensor.shape.rank == 1 else None
-    return TensorShape(None) if n is None else TensorShape([None] * n)
+    if n is None:
+        return TensorShape(None)
+    op = getattr(shape_tensor, "op", None)
+    if op is not None and op.type == "stack" and len(op.inputs) == n:
+        dims = []
+        for t in op.inputs:
+            value = constant_value(t)
+            if op.type == "stack" and t.op.type == "cast":     # [rt.shape(x)[0], 8] casts
+                value = constant_value(t.op.inputs[0])
+            dims.append(int(value) if value is not None and np.ndim(value) == 0 and
+                        value >= 0 else None)
+        return TensorShape(dims)
+    return TensorShape([None] * n)
 
 
 def shape_tensor_infer(shape_tensor):
