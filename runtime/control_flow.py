@@ -647,7 +647,7 @@ def _stack_put_grad(op, grad):
 
 
 _STACK_PUT = registry.register("stack_put", _stack_put_kernel, _stack_put_infer,
-                               grad=_stack_put_grad)
+                               grad=_stack_put_grad, fresh=True)
 
 
 def _stack_get_grad(op, grad):

@@ -236,9 +236,9 @@ def _scalar_infer(dtype):
     return infer
 
 
-_SHAPE = registry.register("shape", _shape_kernel, _shape_infer)
-_SIZE = registry.register("size", _size_kernel, _scalar_infer(None))
-_RANK = registry.register("rank", _rank_kernel, _scalar_infer(dtypes.int32))
+_SHAPE = registry.register("shape", _shape_kernel, _shape_infer, fresh=True)
+_SIZE = registry.register("size", _size_kernel, _scalar_infer(None), fresh=True)
+_RANK = registry.register("rank", _rank_kernel, _scalar_infer(dtypes.int32), fresh=True)
 
 
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
@@ -314,7 +314,7 @@ def _concat_grad(op, grad):
     return pieces
 
 
-_CONCAT = registry.register("concat", _concat_kernel, _concat_infer, grad=_concat_grad)
+_CONCAT = registry.register("concat", _concat_kernel, _concat_infer, grad=_concat_grad, fresh=True)
 
 
 def _rank_axis(axis, shape, extra=0, known_rank=False):
@@ -370,7 +370,7 @@ def _stack_grad(op, grad):
     return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"])
 
 
-_STACK = registry.register("stack", _stack_kernel, _stack_infer, grad=_stack_grad)
+_STACK = registry.register("stack", _stack_kernel, _stack_infer, grad=_stack_grad, fresh=True)
 
 
 def stack(values, axis=0, name=None):
@@ -528,7 +528,7 @@ def _tile_grad(op, grad):
     return [reduce_sum(reshape(grad, pairs), list(builtins.range(0, 2 * len(multiples), 2)))]
 
 
-_TILE = registry.register("tile", _tile_kernel, _tile_infer, grad=_tile_grad)
+_TILE = registry.register("tile", _tile_kernel, _tile_infer, grad=_tile_grad, fresh=True)
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -581,7 +581,7 @@ def _gather_grad_grad(op, grad):
 
 
 _GATHER_GRAD = registry.register("gather_grad", _gather_grad_kernel, _scatter_infer,
-                                 grad=_gather_grad_grad)
+                                 grad=_gather_grad_grad, fresh=True)
 
 
 def _gather_grad(op, grad):
@@ -590,7 +590,7 @@ def _gather_grad(op, grad):
             None]
 
 
-_GATHER = registry.register("gather", _gather_kernel, _gather_infer, grad=_gather_grad)
+_GATHER = registry.register("gather", _gather_kernel, _gather_infer, grad=_gather_grad, fresh=True)
 
 
 def gather(params, indices, axis=0, batch_dims=0, name=None):
@@ -619,7 +619,7 @@ def _one_hot_infer(inputs, depth, on_value, off_value, axis, dtype):
     return [(TensorShape(dims), dtype)]
 
 
-_ONE_HOT = registry.register("one_hot", _one_hot_kernel, _one_hot_infer)
+_ONE_HOT = registry.register("one_hot", _one_hot_kernel, _one_hot_infer, fresh=True)
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, name=None):
@@ -668,7 +668,7 @@ def _where_grad(op, grad):
             unbroadcast(_select(logical_not(cond), grad), y)]
 
 
-_WHERE = registry.register("where", _where_kernel, _where_infer, grad=_where_grad)
+_WHERE = registry.register("where", _where_kernel, _where_infer, grad=_where_grad, elementwise=True, fresh=True)
 
 
 def _argwhere_kernel(cond):
@@ -680,7 +680,7 @@ def _argwhere_infer(inputs):
     return [(TensorShape([None, rank]), dtypes.int64)]
 
 
-_ARGWHERE = registry.register("argwhere", _argwhere_kernel, _argwhere_infer)
+_ARGWHERE = registry.register("argwhere", _argwhere_kernel, _argwhere_infer, fresh=True)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -706,7 +706,7 @@ def _fill_infer(inputs, shape=None, value=None, dtype=None):
     return [(TensorShape(shape), dtype)]
 
 
-_FILL = registry.register("fill", _fill_kernel, _fill_infer)
+_FILL = registry.register("fill", _fill_kernel, _fill_infer, fresh=True)
 
 
 def _filled(shape, value, dtype, name):
@@ -760,7 +760,7 @@ def _broadcast_to_grad(op, grad):
 
 
 _BROADCAST_TO = registry.register("broadcast_to", _broadcast_to_kernel, _broadcast_to_infer,
-                                  grad=_broadcast_to_grad)
+                                  grad=_broadcast_to_grad, fresh=True)
 
 
 def _broadcast_to(t, shape, name=None):
@@ -793,7 +793,7 @@ def _like_infer(inputs, value, dtype):
     return [(inputs[0].shape, dtype)]
 
 
-_FILL_LIKE = registry.register("fill_like", _like_kernel, _like_infer, grad=no_gradient)
+_FILL_LIKE = registry.register("fill_like", _like_kernel, _like_infer, grad=no_gradient, fresh=True)
 
 
 def _filled_like(input, value, dtype, name):  # noqa: A002
@@ -821,7 +821,7 @@ def _range_length(start, limit, delta):
         return builtins.max(0, int(np.ceil((limit - start) / delta)))
 
 
-_RANGE = registry.register("range", _range_kernel, _range_infer, grad=no_gradient)
+_RANGE = registry.register("range", _range_kernel, _range_infer, grad=no_gradient, fresh=True)
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
@@ -973,7 +973,7 @@ def _getitem_grad_grad(op, grad):
 
 
 _GETITEM_GRAD = registry.register("getitem_grad", _getitem_grad_kernel, _scatter_infer,
-                                  grad=_getitem_grad_grad)
+                                  grad=_getitem_grad_grad, fresh=True)
 
 
 def _getitem_grad(op, grad):

@@ -118,7 +118,8 @@ def _quiet(fn):
 
 
 def _define_unary(name, kernel, grad=None):
-    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad)
+    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
+                              elementwise=True, fresh=True)
 
     def op(x, name=None):
         return apply(opdef, [convert_to_tensor(x)], {}, name)
@@ -128,7 +129,8 @@ def _define_unary(name, kernel, grad=None):
 
 
 def _define_binary(name, kernel, grad=None):
-    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad)
+    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
+                              elementwise=True, fresh=True)
 
     def op(x, y, name=None):
         x, y = convert_pair(x, y)
@@ -153,7 +155,7 @@ def _cast_grad(op, grad):
     return [cast(grad, x.dtype) if x.dtype.is_floating else None]
 
 
-_CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad)
+_CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad, elementwise=True, fresh=True)
 
 
 def cast(x, dtype, name=None):
@@ -210,7 +212,7 @@ def _sum_to_grad(op, grad):
     return [array_ops.broadcast_to(grad, array_ops.shape(op.inputs[0])), None]
 
 
-_SUM_TO = registry.register("sum_to", _sum_to_kernel, _sum_to_infer, grad=_sum_to_grad)
+_SUM_TO = registry.register("sum_to", _sum_to_kernel, _sum_to_infer, grad=_sum_to_grad, fresh=True)
 
 
 def fill_missing(op, grads):
@@ -435,7 +437,7 @@ def _clip_kernel(t, lo, hi):
 
 
 _CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip_kernel),
-                          grad=_clip_grad)
+                          grad=_clip_grad, elementwise=True, fresh=True)
 
 
 def add_n(inputs, name=None):
@@ -502,7 +504,7 @@ def _define_reduction(name, kernel, out_dtype=None, grad=None):
         x = inputs[0]
         dtype = out_dtype(x.dtype) if out_dtype else x.dtype
         return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
-    opdef = registry.register(name, kernel, infer, grad=grad)
+    opdef = registry.register(name, kernel, infer, grad=grad, fresh=True)
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
@@ -627,8 +629,8 @@ def _argmin_kernel(x, axis, output_type):
     return np.argmin(x, axis=axis).astype(output_type.np)
 
 
-_ARGMAX = registry.register("argmax", _argmax_kernel, _arg_infer)
-_ARGMIN = registry.register("argmin", _argmin_kernel, _arg_infer)
+_ARGMAX = registry.register("argmax", _argmax_kernel, _arg_infer, fresh=True)
+_ARGMIN = registry.register("argmin", _argmin_kernel, _arg_infer, fresh=True)
 
 
 def _arg_op(opdef, x, axis, output_type, name):
@@ -719,7 +721,7 @@ def _matmul_grad(op, grad):
     return [unbroadcast(ga, op.inputs[0]), unbroadcast(gb, op.inputs[1])]
 
 
-_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer, grad=_matmul_grad)
+_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer, grad=_matmul_grad, fresh=True)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):

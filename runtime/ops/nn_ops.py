@@ -43,9 +43,9 @@ def _log_softmax_grad(op, grad):
     return [grad - exp(y) * reduce_sum(grad, op.attrs["axis"], keepdims=True)]
 
 
-_SOFTMAX = registry.register("softmax", _softmax_kernel, _float_same_infer, grad=_softmax_grad)
+_SOFTMAX = registry.register("softmax", _softmax_kernel, _float_same_infer, grad=_softmax_grad, fresh=True)
 _LOG_SOFTMAX = registry.register("log_softmax", _log_softmax_kernel, _float_same_infer,
-                                 grad=_log_softmax_grad)
+                                 grad=_log_softmax_grad, fresh=True)
 
 
 def softmax(logits, axis=-1, name=None):
@@ -81,7 +81,7 @@ def _xent_grad(op, grad):
 
 
 _XENT = registry.register("softmax_cross_entropy_with_logits", _xent_kernel, _drop_axis_infer,
-                          grad=_xent_grad)
+                          grad=_xent_grad, fresh=True)
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
@@ -121,7 +121,7 @@ def _sparse_xent_grad(op, grad):
 
 
 _SPARSE_XENT = registry.register("sparse_softmax_cross_entropy_with_logits",
-                                 _sparse_xent_kernel, _sparse_xent_infer, grad=_sparse_xent_grad)
+                                 _sparse_xent_kernel, _sparse_xent_infer, grad=_sparse_xent_grad, fresh=True)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
@@ -157,7 +157,7 @@ def _sigmoid_xent_grad(op, grad):
 
 
 _SIGMOID_XENT = registry.register("sigmoid_cross_entropy_with_logits", _sigmoid_xent_kernel,
-                                  _sigmoid_xent_infer, grad=_sigmoid_xent_grad)
+                                  _sigmoid_xent_infer, grad=_sigmoid_xent_grad, fresh=True)
 
 
 def sigmoid_cross_entropy_with_logits(labels, logits, name=None):

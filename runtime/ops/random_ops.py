@@ -114,10 +114,10 @@ def _random_infer(inputs, shape=None, dtype=None, **_):
     return [(TensorShape(shape), dtype)]
 
 
-_UNIFORM = registry.register("random_uniform", _uniform_kernel, _random_infer, stateful=True)
-_NORMAL = registry.register("random_normal", _normal_kernel, _random_infer, stateful=True)
+_UNIFORM = registry.register("random_uniform", _uniform_kernel, _random_infer, stateful=True, fresh=True)
+_NORMAL = registry.register("random_normal", _normal_kernel, _random_infer, stateful=True, fresh=True)
 _TRUNCATED = registry.register("truncated_normal", _truncated_normal_kernel, _random_infer,
-                               stateful=True)
+                               stateful=True, fresh=True)
 
 
 def _random(opdef, shape, attrs, seed, name):

@@ -26,20 +26,6 @@ _REGISTRY = {}
 tape_hooks = []          # callables(opdef, inputs, attrs, outputs) run after eager ops
 
 
-# Traits the graph passes and the fast executor use. An op may declare them when it
-# registers (`elementwise=True, fresh=True`); these name the ops declared without them.
-ELEMENTWISE_OPS = frozenset("""
-    negative abs sign sqrt rsqrt square exp log log1p sin cos tan tanh sigmoid relu softplus
-    floor ceil round reciprocal logical_not invert is_nan is_finite add subtract multiply
-    divide floordiv mod pow maximum minimum equal not_equal less less_equal greater
-    greater_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
-    squared_difference clip_by_value cast where""".split())
-FRESH_OPS = ELEMENTWISE_OPS | frozenset("""
-    matmul reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_any reduce_all
-    argmax argmin concat stack fill fill_like broadcast_to range one_hot gather tile shape
-    size rank argwhere softmax log_softmax softmax_cross_entropy_with_logits
-    sparse_softmax_cross_entropy_with_logits sigmoid_cross_entropy_with_logits
-    random_uniform random_normal truncated_normal""".split())
 NON_RETAINING_STATEFUL_OPS = frozenset("print assert assign assign_add assign_sub".split())
 
 
@@ -57,7 +43,7 @@ class OpDef:
                  "elementwise", "fresh", "ufunc", "quiet")
 
     def __init__(self, name, kernel, infer, stateful=False, effect=None, multi=False,
-                 grad=None, elementwise=None, fresh=None):
+                 grad=None, elementwise=False, fresh=False):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -65,8 +51,8 @@ class OpDef:
         self.effect = effect          # None, "read" or "write" of attrs["var"]
         self.multi = multi
         self.grad = grad
-        self.elementwise = name in ELEMENTWISE_OPS if elementwise is None else elementwise
-        self.fresh = name in FRESH_OPS if fresh is None else fresh
+        self.elementwise = elementwise    # declared where the op is registered
+        self.fresh = fresh
         wrapped = getattr(kernel, "__wrapped__", None)
         self.ufunc, self.quiet = None, False
         if self.elementwise and isinstance(kernel, np.ufunc):
