@@ -11,7 +11,8 @@
 
 Every op is one line calling its kernel, numpy's ufunc (with `out=` where the
 memory plan says so) or, between scalars, a Python operator; a cond is an `if`,
-a while loop a `while`, a call's or fused op's body is inlined; values are
+a while loop a `for` over a counter (one compare per iteration checks rt.config's
+loop iteration limit), a call's or fused op's body is inlined; values are
 local variables, deleted after their last use. Rank-0 values stay numpy scalars
 between elementwise ops (numpy's scalar arithmetic costs a tenth of a ufunc
 call on 0-d arrays) and become 0-d arrays before any other kernel and at the end.
@@ -30,8 +31,9 @@ import threading
 
 import numpy as np
 
+from . import config
 from . import traceback_utils
-from .errors import OpError
+from .errors import OpError, loop_limit_exceeded
 from .executor import op_error
 from .passes import graphs_in, known_op, memory, subgraph_feeds
 
@@ -145,7 +147,9 @@ class _Compiler:
         self.graph = graph
         self.lines = []
         self.line_ops = {}
-        self.ns = {"_nd": np.asarray, "_OpError": OpError, "_concat_rows": _concat_rows}
+        self.ns = {"_nd": np.asarray, "_OpError": OpError, "_concat_rows": _concat_rows,
+                   "_count": itertools.count, "_loop_guard": _loop_guard,
+                   "_loop_limit_exceeded": loop_limit_exceeded}
         self.global_names = {}          # id(object) -> namespace name
         self.used = set(self.ns)
         self.quiet = False
@@ -459,18 +463,22 @@ class _Compiler:
         rows = {j: self.fresh(f"rows_{names[j]}") for j in grows}
         for j, r in rows.items():
             self.emit(indent, f"{r} = []")
+        guard, i = self.fresh("guard"), self.fresh("i")
+        self.emit(indent, f"{guard} = _loop_guard()", op)
         limit = a["maximum_iterations"]
         if limit is None:
-            self.emit(indent, "while True:", op)
+            self.emit(indent, f"for {i} in _count():", op)
         else:
             bound = (self.ref(env, op.inputs[-1], True) if limit == "input"
                      else repr(int(limit)))
-            self.emit(indent, f"for _ in range(int({bound})):", op)
+            self.emit(indent, f"for {i} in range(int({bound})):", op)
         loop_vars = names
         test, = self.block(cond_g, self.sub_env(op, env, cond_g, cond_pairs, loop_vars),
                            indent + 1)
         self.emit(indent + 1, f"if not {test}:", op)
         self.emit(indent + 2, "break")
+        self.emit(indent + 1, f"if {i} == {guard}:", op)
+        self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
         skip = {}
         for j, (cat, grow, item) in grows.items():
             skip[cat] = None
@@ -490,8 +498,13 @@ class _Compiler:
 
 
 def _threads():
-    from . import config
     return config.get_inter_op_threads()
+
+
+def _loop_guard():
+    """The iteration index at which a graph loop fails: the loop limit (-1: never)."""
+    limit = config.get_loop_iteration_limit()
+    return -1 if limit is None else limit
 
 
 def _fail(exc, line_ops):

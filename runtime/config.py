@@ -4,17 +4,25 @@
     rt.config.set_optimizations(False)     # run graphs exactly as traced
     rt.config.set_inter_op_threads(1)      # no inter-op parallelism
     rt.config.set_rematerialization(True)  # loops' gradients: recompute, keep less
+    rt.config.set_loop_iteration_limit(10**6)   # a runaway tensor loop fails instead
 
 "fast" (the default) compiles each graph once into straight-line Python source
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
 plan of steps (`runtime.executor.Plan`). Both run the graph the passes of
 `runtime.passes` made (unless optimizations are off) and give identical results.
+
+The loop iteration limit (None by default) applies to every tensor loop: graph
+`while` ops under both executors, `rt.while_loop` run eagerly, and a converted
+`while` whose condition is an eager tensor. A loop about to run its body once
+more than the limit raises `rt.errors.LoopIterationLimitError` naming the loop's
+line. It is read when a loop starts, so changing it needs no retracing.
 """
 import contextlib
 import os
 
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
-           "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads", "options"]
+           "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads",
+           "set_loop_iteration_limit", "get_loop_iteration_limit", "options"]
 
 EXECUTORS = ("fast", "plain")
 PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory",
@@ -25,6 +33,7 @@ _state = {
     "executor": "fast",
     "passes": DEFAULT_PASSES,
     "threads": None,            # None: os.cpu_count()
+    "loop_limit": None,         # None: tensor loops may run forever
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
 _versions = {}
@@ -87,9 +96,31 @@ def get_inter_op_threads():
     return (os.cpu_count() or 1) if n is None else n
 
 
+def set_loop_iteration_limit(n):
+    """Fail a tensor loop that would run its body more than `n` times (None: no limit).
+
+    Guards tests and services against runaway loops; a loop's own bound is
+    `maximum_iterations` (`rt.while_loop`, `autograph.set_loop_options`).
+    """
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"The loop iteration limit must be None or an int >= 0, got {n!r}")
+    _state["loop_limit"] = n
+
+
+def get_loop_iteration_limit():
+    """The most iterations a tensor loop may run, or None (no limit)."""
+    return _state["loop_limit"]
+
+
 @contextlib.contextmanager
-def options(executor=None, optimizations=None, inter_op_threads=False):
-    """Temporarily change settings: `with rt.config.options(executor="plain"): ...`."""
+def options(executor=None, optimizations=None, inter_op_threads=False,
+            loop_iteration_limit=False):
+    """Temporarily change settings: `with rt.config.options(executor="plain"): ...`.
+
+    `inter_op_threads` and `loop_iteration_limit` take None as a setting; leave them
+    out (False) to keep the current one.
+    """
     saved = dict(_state)
     try:
         if executor is not None:
@@ -98,6 +129,8 @@ def options(executor=None, optimizations=None, inter_op_threads=False):
             set_optimizations(optimizations)
         if inter_op_threads is not False:
             set_inter_op_threads(inter_op_threads)
+        if loop_iteration_limit is not False:
+            set_loop_iteration_limit(loop_iteration_limit)
         yield
     finally:
         _state.update(saved)
@@ -105,10 +138,13 @@ def options(executor=None, optimizations=None, inter_op_threads=False):
 
 _changed()
 
-# CI runs the suites under each setting: RT_EXECUTOR=plain, RT_OPTIMIZE=0 (or pass names).
+# CI runs the suites under each setting: RT_EXECUTOR=plain, RT_OPTIMIZE=0 (or pass names);
+# RT_LOOP_LIMIT=n turns runaway tensor loops of a test run into errors.
 if os.environ.get("RT_EXECUTOR"):
     set_executor(os.environ["RT_EXECUTOR"])
 if os.environ.get("RT_OPTIMIZE"):
     _value = os.environ["RT_OPTIMIZE"]
     set_optimizations(_value not in ("0", "false", "no") if _value in (
         "0", "1", "false", "true", "no", "yes") else _value.split(","))
+if os.environ.get("RT_LOOP_LIMIT", "").strip().lower() not in ("", "none"):
+    set_loop_iteration_limit(int(os.environ["RT_LOOP_LIMIT"]))

@@ -10,10 +10,13 @@ import contextlib
 
 import numpy as np
 
+from . import config
 from . import context
 from . import dtypes
 from . import nest
+from . import traceback_utils
 from .auto_control_deps import add_control_dependencies
+from .errors import loop_limit_exceeded
 from .executor import run_graph
 from .graph import Graph, Operation
 from .ops import array_ops
@@ -282,10 +285,13 @@ def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
     cond_caps = [rest[i] for i in cond_map]
     body_caps = [rest[i] for i in body_map]
     stacked = [[] for _ in range(stacks or 0)]
+    guard = config.get_loop_iteration_limit()
     i = 0
     while limit is None or i < limit:
         if not run_graph(cond_graph, values + cond_caps)[0]:
             break
+        if i == guard:
+            raise loop_limit_exceeded(guard)     # the executor adds the op and its line
         outputs = run_graph(body_graph, values + body_caps)
         values = outputs[:n_vars]
         for stack, value in zip(stacked, outputs[n_vars:]):
@@ -326,15 +332,16 @@ def _eager_loop(cond, body, loop_vars, maximum_iterations):
     values = loop_vars
     single = not isinstance(loop_vars, (list, tuple))
     limit = None if maximum_iterations is None else int(maximum_iterations)
+    guard = config.get_loop_iteration_limit()
     i = 0
     while limit is None or i < limit:
+        if not (cond(values) if single else cond(*values)):
+            break
+        if i == guard:
+            raise loop_limit_exceeded(guard, traceback_utils.user_frame())
         if single:
-            if not cond(values):
-                break
             values = body(values)
         else:
-            if not cond(*values):
-                break
             result = body(*values)
             if not isinstance(result, (list, tuple)):
                 result = [result]

@@ -8,7 +8,8 @@ catches a numpy ValueError raised inside a graph.
 import threading
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError",
-           "AssertionFailedError", "OutOfRangeError", "UnimplementedError"]
+           "AssertionFailedError", "OutOfRangeError", "UnimplementedError",
+           "LoopIterationLimitError", "loop_limit_exceeded"]
 
 
 class OpError(Exception):
@@ -46,6 +47,29 @@ class UnimplementedError(OpError, NotImplementedError):
 
 class AssertionFailedError(InvalidArgumentError, AssertionError):
     """An `rt.Assert` or `rt.debugging.assert_*` check failed."""
+
+
+class LoopIterationLimitError(OpError, RuntimeError):
+    """A tensor loop would run more iterations than `rt.config.set_loop_iteration_limit`
+    allows (a runaway loop, most likely)."""
+
+
+def loop_limit_exceeded(limit, origin=None):
+    """The LoopIterationLimitError of a loop past `limit`; `origin` (the loop's user line) is
+    shown in the message (a graph loop's error gets its op's line from `op_error`)."""
+    message = (f"the loop ran {limit} iterations and its condition still holds: it exceeds "
+               f"the loop iteration limit ({limit}). If it is meant to run longer, raise the "
+               f"limit with rt.config.set_loop_iteration_limit(n) (None: no limit) or the "
+               f"RT_LOOP_LIMIT environment variable.")
+    return LoopIterationLimitError(with_location(message, origin), origin=origin)
+
+
+def with_location(message, origin):
+    """`message` followed by the user's source location `origin` and its line, if any."""
+    if origin is None:
+        return message
+    line = origin.line()
+    return f"{message}\n  {origin}" + (f"\n    {line}" if line else "")
 
 
 _combined = {}

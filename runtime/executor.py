@@ -20,7 +20,7 @@ import numpy as np
 
 from . import config
 from . import context
-from .errors import OpError, wrap_kernel_error
+from .errors import OpError, with_location, wrap_kernel_error
 
 __all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error"]
 
@@ -116,10 +116,7 @@ def op_error(op, exc):
     """The error a failing kernel raises: it names `op` (the traced op, when `op` is a
     pass's copy of it) and shows the user's line."""
     op = op.original or op
-    text = f"{op.describe()} failed: {exc}"
-    if op.origin is not None:
-        line = op.origin.line()
-        text += f"\n  {op.origin}" + (f"\n    {line}" if line else "")
+    text = with_location(f"{op.describe()} failed: {exc}", op.origin)
     if isinstance(exc, OpError):
         return type(exc)(text, op=op, origin=op.origin)
     return wrap_kernel_error(exc, text, op=op, origin=op.origin)
