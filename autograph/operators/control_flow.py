@@ -17,6 +17,8 @@ import numpy as np
 import runtime as rt
 from runtime import control_flow as rt_cf
 from runtime import nest
+from runtime import traceback_utils
+from runtime.errors import loop_limit_exceeded
 from runtime.ops import logging_ops
 from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
@@ -192,12 +194,20 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
     """`while test(): body()`; a graph loop once the condition is symbolic.
 
     A condition that becomes a tensor after some Python iterations turns the rest
-    of the loop into a graph loop, starting from the state reached so far.
+    of the loop into a graph loop, starting from the state reached so far. Iterations
+    on an eager tensor condition count against rt.config's loop iteration limit
+    (Python-valued conditions never do).
     """
     cond = test()
+    limit = rt.config.get_loop_iteration_limit()
+    tensor_iterations = 0
     while not is_symbolic(cond):
         if not cond:
             return
+        if limit is not None and isinstance(cond, (Tensor, rt.Variable)):
+            if tensor_iterations == limit:
+                raise loop_limit_exceeded(limit, traceback_utils.user_frame(2))
+            tensor_iterations += 1
         body()
         cond = test()
     _tensor_loop(test, body, get_state, set_state, symbol_names, opts)
