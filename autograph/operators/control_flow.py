@@ -10,6 +10,7 @@ eager tensor as the condition runs the plain Python statement; a symbolic
 tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with the
 state as its inputs and outputs.
 """
+import collections
 import threading
 
 import numpy as np
@@ -69,11 +70,33 @@ def _user(fn):
         _tracing.depth += 1
         try:
             return fn(*args)
+        except RecursionError as e:
+            if _tracing.depth == 1:     # the outermost traced body: room to explain
+                raise _recursion_while_tracing(e) from None
+            raise
         except Exception as e:
             raise mark_user_error(e)
         finally:
             _tracing.depth -= 1
     return call
+
+
+def _recursion_while_tracing(exc):
+    """A StagingError for a RecursionError raised while tracing tensor control flow: most
+    likely a function calling itself under a tensor condition, which tracing follows into
+    both branches forever."""
+    frames = traceback_utils.map_traceback(exc.__traceback__)
+    calls = [f for f in frames if not f.line().startswith("def ")] or frames
+    site = ""
+    if calls:   # the repeated call (statements the compiler adds map to the `def` line)
+        frame = collections.Counter(calls).most_common(1)[0][0]
+        site = f" (recursing at {frame.short()}: `{frame.line()}`)"
+    return staging_error(
+        f"maximum recursion depth exceeded while tracing a tensor `if` or loop{site}. A "
+        f"function that calls itself where a tensor condition decides whether to recurse "
+        f"never reaches its base case while tracing: both branches are traced, the "
+        f"recursive call included, with the condition unknown. Make the recursion depth a "
+        f"Python value, or write the recursion as a loop (a tensor `while`).", skip=3)
 
 
 def unsupported_in_tensor_control_flow(construct, advice):
