@@ -11,16 +11,15 @@ on `rt.constant` inputs: same values and same printed text, eagerly and converte
 Deterministic for CI (derandomized, no example database); AG_FUZZ_EXAMPLES=2000 runs more.
 A failure prints the program; paste it into test_property_regressions below.
 """
-import importlib.util
 import itertools
 import os
-import tempfile
 import textwrap
 
 import pytest
 from equivalence import assert_equivalent, static
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from source_files import load
 
 VARIABLES = ("a", "b", "c", "d")
 INPUTS = ("x", "y")
@@ -154,22 +153,6 @@ def programs(draw):
     init = ["a = 0", "b = 1", "c = x", "d = y"] + counters + targets
     lines = ["def f(x, y):"] + _indent(init + body + ["return a, b, c, d, 0"])
     return "\n".join(lines) + "\n"
-
-
-_directory = tempfile.mkdtemp(prefix="ag_property_")
-_count = itertools.count()
-
-
-def load(source):
-    """The function `f` defined by `source`, imported from a file (conversion reads it)."""
-    name = f"ag_property_{next(_count)}"
-    path = os.path.join(_directory, name + ".py")
-    with open(path, "w") as file:
-        file.write(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
 
 
 def check(source, x, y, static_y=False):
