@@ -16,14 +16,31 @@ def _function_of(entity):
 
 
 def to_graph(func, recursive=True):
-    """The converted Python function (not traced): control flow dispatches at run time."""
+    """The converted Python function (not traced): control flow dispatches at run time.
+
+    Functions, lambdas and methods are converted; a `functools.partial` converts its
+    function, a callable object its `__call__`, staticmethod/classmethod objects their
+    function (and stay static/class methods); builtins and other C callables, which
+    have no Python source, are returned as they are.
+    """
     func = _function_of(func)
     options = conversion.ConversionOptions(recursive=recursive)
+    if isinstance(func, staticmethod):
+        return staticmethod(to_graph(func.__func__, recursive))
+    if isinstance(func, classmethod):
+        return classmethod(to_graph(func.__func__, recursive))
+    if isinstance(func, functools.partial):
+        return functools.partial(to_graph(func.func, recursive), *func.args, **func.keywords)
     if inspect.ismethod(func):
         return conversion.convert(func.__func__, options).__get__(func.__self__)
-    if not inspect.isfunction(func):
-        raise TypeError(f"to_graph expects a function or method, got {func!r}")
-    return conversion.convert(func, options)
+    if inspect.isfunction(func):
+        return conversion.convert(func, options)
+    call = getattr(type(func), "__call__", None)
+    if not inspect.isclass(func) and inspect.isfunction(call):
+        return conversion.convert(call, options).__get__(func)
+    if callable(func):
+        return func                     # a builtin or C function: nothing to convert
+    raise TypeError(f"to_graph expects a callable, got {func!r}")
 
 
 def to_code(func, recursive=False):
@@ -52,6 +69,9 @@ def convert(func=None, *, recursive=True, input_signature=None):
     """
     if func is None:
         return functools.partial(convert, recursive=recursive, input_signature=input_signature)
+    if isinstance(func, (staticmethod, classmethod)):      # @ag.convert above @staticmethod
+        return type(func)(convert(func.__func__, recursive=recursive,
+                                  input_signature=input_signature))
     original = _function_of(func)
     state = {}
 

@@ -118,7 +118,7 @@ def generate(fn, options):
     """(converted gast node, factory source, node ready to print) for `fn`."""
     try:
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
-    except (OSError, TypeError, parser.SourceUnavailableError) as e:
+    except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
     origin_info.resolve_parsed(node, source, filename, lineno)
     if isinstance(node, gast.AsyncFunctionDef):

@@ -175,6 +175,11 @@ def _parse_lambda(fn, lines, first_lineno, filename):
         tree = _parse_source(source, filename, first_lineno)
         candidates = _lambdas_like(code, tree, first_lineno)
     if len(candidates) > 1:
+        shift = _indent(lines[0]) - _indent(source.splitlines()[0]) if lines else 0
+        by_column = [n for n in candidates if _spans_code_columns(n, code, shift, first_lineno)]
+        if len(by_column) == 1:
+            candidates = by_column
+    if len(candidates) > 1:
         candidates = [n for n in candidates if _same_code(n, code)]
     if len(candidates) != 1:
         found = "no lambda" if not candidates else f"{len(candidates)} identical lambdas"
@@ -182,6 +187,27 @@ def _parse_lambda(fn, lines, first_lineno, filename):
             f"{filename}:{code.co_firstlineno}: found {found} matching {fn!r}; "
             "put each lambda on its own line, or use a def")
     return candidates[0], source, filename, first_lineno
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip())
+
+
+def _spans_code_columns(lambda_node, code, shift, first_lineno):
+    """Whether the lambda's body covers the columns code's instructions come from
+    (Python >= 3.11 records them; earlier versions cannot tell this way)."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None:
+        return False
+    body = lambda_node.body
+    line = body.lineno + first_lineno - 1
+    start = body.col_offset + shift
+    end = body.end_col_offset + shift if body.end_lineno == body.lineno else None
+    columns = [col for lineno, _, col, end_col in positions()      # (RESUME spans nothing)
+               if lineno == line and col is not None and end_col is not None and end_col > col]
+    if not columns:
+        return False
+    return start <= min(columns) and (end is None or max(columns) <= end)
 
 
 def _lambdas_like(code, tree, first_lineno):

@@ -3,15 +3,13 @@ clear warning, or fails with a clear error.
 
     source unavailable (REPL, exec)       runs unconverted, one warning; to_graph: ConversionError
     builtins, C functions, numpy, stdlib  called as they are from converted code
-    functools.partial                     converted through (called from converted code)
+    functools.partial                     converted through (given to convert, or called)
     bound methods, callable objects       converted with their instance
-    staticmethod / classmethod            `@staticmethod @ag.convert` and friends
+    staticmethod / classmethod            with @ag.convert above or below them
     decorators above / below @convert     functools.wraps wrappers or plain ones
     nested functions, lambdas in lists    converted where they are called
     recursion                             Python depth: converted; a depth decided by a
                                           tensor: a StagingError naming the recursive call
-
-Cases the compiler gets wrong today are strict xfails (one-line diagnosis each).
 """
 import code
 import functools
@@ -26,12 +24,6 @@ from equivalence import assert_equivalent, static
 
 import autograph as ag
 import runtime as rt
-
-API_CALLABLES = (
-    "autograph/api.py to_graph: only functions and methods are accepted (TypeError 'to_graph "
-    "expects a function or method'); partials, callable objects, staticmethod/classmethod "
-    "objects and builtins should be unwrapped as converted_call does")
-
 
 def unconverted_warnings(caught):
     return [str(w.message) for w in caught if "could not convert" in str(w.message)]
@@ -135,11 +127,17 @@ def test_builtins_and_c_functions_are_called_as_they_are(f, x, tensors, caught):
     assert unconverted_warnings(caught) == []
 
 
-@pytest.mark.xfail(strict=True, reason=API_CALLABLES)
 @pytest.mark.parametrize("builtin", [abs, math.fabs, np.negative], ids=["abs", "fabs", "np"])
 def test_a_builtin_given_to_convert_runs_as_it_is(builtin):
-    assert float(ag.convert(builtin)(rt.constant(-2.0))) == float(builtin(-2.0))
+    # Nothing to convert: eagerly it is the builtin itself.
+    assert ag.to_graph(builtin) is builtin
     assert float(ag.to_graph(builtin)(rt.constant(-2.0))) == float(builtin(-2.0))
+
+
+def test_a_builtin_traced_works_when_it_takes_tensors_or_says_why():
+    assert float(ag.convert(abs)(rt.constant(-2.0))) == 2.0      # abs() of a tensor: rt.abs
+    with pytest.raises(TypeError, match="symbolic tensor .* as a Python float"):
+        ag.convert(math.fabs)(rt.constant(-2.0))              # needs a Python float
 
 
 # -- functools.partial --------------------------------------------------------------------------
@@ -163,7 +161,6 @@ def test_partials_called_from_converted_code(x, tensors):
     assert_equivalent(calls_partials, x, tensors=tensors)
 
 
-@pytest.mark.xfail(strict=True, reason=API_CALLABLES)
 def test_a_partial_given_to_convert():
     by_three = functools.partial(climb, step=3)
     for convert in (ag.convert, ag.to_graph):
@@ -269,14 +266,12 @@ class WithConvertOutside:
         return -x
 
 
-@pytest.mark.xfail(strict=True, reason=API_CALLABLES)
 @pytest.mark.parametrize("name, expected", [("static", 6), ("klass", 9)])
 def test_convert_over_staticmethod_and_classmethod(name, expected):
     for owner in (WithConvertOutside, WithConvertOutside()):
         assert int(getattr(owner, name)(rt.constant(3))) == expected
 
 
-@pytest.mark.xfail(strict=True, reason=API_CALLABLES)
 def test_a_callable_object_given_to_convert():
     for convert in (ag.convert, ag.to_graph):
         assert int(convert(Stepper(4))(rt.constant(3))) == 11
@@ -383,11 +378,6 @@ def lambdas_calling_module_functions(x):
     return ROUNDING["floor"](x), ROUNDING["ceil"](x)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/pyct/parser.py _same_code: two module-level lambdas on one line calling an "
-    "imported module's function compile to LOAD_GLOBAL+LOAD_ATTR (CPython sees the import) "
-    "but to LOAD_METHOD when recompiled alone, so neither matches (ValueError 'found no "
-    "lambda matching'), and a ValueError is not a ConversionError: no fallback either"))
 def test_two_lambdas_on_one_line_calling_module_functions():
     assert_equivalent(lambdas_calling_module_functions, 1)
 
