@@ -378,6 +378,6 @@ class _CheckedLoads(gast.NodeTransformer):
 def transform(node, ctx):
     activity.resolve(node, ctx)
     graphs = cfg.build(node)
-    reaching_definitions.resolve(node, ctx, graphs)
+    reaching_definitions.resolve(node, ctx, graphs, names=False)
     liveness.resolve(node, ctx, graphs)
     return ControlFlowTransformer(ctx).visit(node)

@@ -119,10 +119,14 @@ def _without(symbols, written):
     return kept
 
 
-def resolve(node, context, graphs, definition_factory=Definition):
-    """Annotates `node` (see the module docstring); `graphs` from cfg.build(node)."""
+def resolve(node, context, graphs, definition_factory=Definition, names=True):
+    """Annotates `node` (see the module docstring); `graphs` from cfg.build(node).
+
+    With names=False only statements are annotated (no DEFINITIONS on names, and
+    lambdas inside expressions are not analyzed): all the converters need, faster.
+    """
     del context
-    _Annotator(graphs, definition_factory).visit(node)
+    _Annotator(graphs, definition_factory, names).visit(node)
     return node
 
 
@@ -134,15 +138,18 @@ def _annotate_defined(ast_node, state):
 
 class _Annotator(gast.NodeVisitor):
 
-    def __init__(self, graphs, definition_factory):
+    def __init__(self, graphs, definition_factory, names=True):
         self.graphs = graphs
         self.definition_factory = definition_factory
+        self.names = names
         self.analyzer = None
         self.cfg_node = None
         self.local_names = frozenset()
         self.closure_defs = {}
 
     def visit(self, node):
+        if not self.names and isinstance(node, gast.expr):
+            return None
         graph = self.analyzer.graph if self.analyzer is not None else None
         if graph is None:
             return super().visit(node)
