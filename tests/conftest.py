@@ -1,5 +1,13 @@
 """Project-wide pytest options."""
 
+import os
+
+# Tests that start a fresh Python process (saved graphs loaded elsewhere, the CLI, the loop
+# limit read from the environment) import this checkout, installed or not.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,

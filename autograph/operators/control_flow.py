@@ -176,13 +176,26 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs
     outs = _staging_check("tensor `if`", rt_cf.cond_with_names, cond,
                           branch(body, "true"), branch(orelse, "false"),
                           names=list(symbol_names), missing=_is_missing_return)
-    set_state(tuple(_from_graph_value(v, like) for v, like in zip(outs, init)))
+    set_state(tuple(_unless_unchanged(_from_graph_value(v, like), like)
+                    for v, like in zip(outs, init)))
 
 
 def _fresh(values):
     """The state with Python lists and dicts copied, so one branch cannot see the other's
     in-place changes (`l.append(x)` in the true branch)."""
     return tuple(type(v)(v) if type(v) in (list, dict) else v for v in values)
+
+
+def _unless_unchanged(value, like):
+    """`like` itself if `value` is a copy of it (`_fresh`) that no branch changed: the
+    object keeps its identity, as in Python (a tensor loop around the `if` checks it)."""
+    if type(value) is list and type(like) is list and len(value) == len(like):
+        same = all(a is b for a, b in zip(value, like))
+    elif type(value) is dict and type(like) is dict and value.keys() == like.keys():
+        same = all(value[k] is like[k] for k in like)
+    else:
+        return value
+    return like if same else value
 
 
 def _is_missing_return(value):

@@ -1,15 +1,25 @@
-"""Property: random structured programs over integer tensors behave the same converted.
+"""Property: random structured programs over int and float tensors behave the same converted.
 
-A small grammar generates functions `f(x, y)` of nested if / elif / else, while loops
-(each bounded by its own counter, so every program terminates), for loops over ranges,
-break, continue, early return, print and conditional expressions, over int variables.
-Every variable is assigned at the top, so no program legitimately fails in graph mode (a
-variable defined on one path only is a StagingError by design). Each program is written
-to a file and imported (conversion reads the source) and checked with `assert_equivalent`
-on `rt.constant` inputs: same values and same printed text, eagerly and converted.
+A grammar generates functions `f(x, y, z)` (x, y int, z float) of nested if / elif / else,
+while loops (each bounded by its own counter, so every program terminates) and for loops
+over ranges, both with `else:`, break and continue at any depth, early returns (from nested
+loops too), print, conditional expressions; int variables a-d and float variables p, q;
+helper functions defined inside `f` (with the same statements, reading f's variables) and
+called from it; and lists appended to in a loop (at any depth inside it, under ifs too),
+then read with len, indexing, `rt.stack` and `for v in l`.
 
-Deterministic for CI (derandomized, no example database); AG_FUZZ_EXAMPLES=2000 runs more.
-A failure prints the program; paste it into test_property_regressions below.
+Programs stay inside what converts by design: every variable is assigned at the top (a
+variable defined on one path only is a StagingError), ints and floats never mix in one
+variable (a loop variable keeps its dtype) and floats stay float32 tensors (dyadic values,
+so no rounding differs), and a list is created, grown in one tensor-bounded loop and read
+right there (a list grown under a tensor `if` outside a loop is a StagingError). Each
+program is written to a file and imported (conversion reads the source) and checked with
+`assert_equivalent` on `rt.constant` inputs (y sometimes a Python int): same values and
+same printed text, eagerly and converted.
+
+Deterministic for CI (derandomized, no example database); AG_FUZZ_EXAMPLES=3000 runs more.
+A failure prints the program; paste it into REGRESSIONS below (a compiler bug as a strict
+xfail with a one-line diagnosis).
 """
 import itertools
 import os
@@ -21,10 +31,34 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from source_files import load
 
-VARIABLES = ("a", "b", "c", "d")
-INPUTS = ("x", "y")
+INTS = ("a", "b", "c", "d")
+FLOATS = ("p", "q")
 MAX_DEPTH = 3
-MAX_LOOPS = 3
+MAX_LOOPS = 3               # per function
+MAX_HELPERS = 2
+MAX_LISTS = 2
+
+
+class _Function:
+    """The names the statements of one generated function may use, and its returns."""
+
+    def __init__(self, ints, int_reads, floats, float_reads, returns):
+        self.ints = ints                    # int variables it assigns
+        self.int_reads = int_reads          # int names it reads (inputs, closures too)
+        self.floats = floats
+        self.float_reads = float_reads
+        self.returns = returns              # atom -> an early `return` statement
+        self.loops = []                     # numbers of its loops: counters k<n>, targets i<n>
+
+    def init(self):
+        return ([f"k{n} = 0" for n in self.loops] + [f"i{n} = 0" for n in self.loops])
+
+
+MAIN = dict(ints=INTS, int_reads=INTS + ("x", "y"), floats=FLOATS,
+            float_reads=FLOATS + ("z",),
+            returns=lambda atom: f"return a, b, c, d, p, q, {atom}")
+HELPER = dict(ints=("u", "v"), int_reads=("u", "v", "x", "y") + INTS, floats=(),
+              float_reads=(), returns=lambda atom: f"return ({atom} + u) % 97")
 
 
 class _Program:
@@ -32,31 +66,59 @@ class _Program:
 
     def __init__(self, draw):
         self.draw = draw
-        self.loops = 0              # loops so far: names their counters / targets
+        self.fn = None                      # the function being drawn
+        self.loops = itertools.count(1)     # numbers loops program-wide
         self.labels = itertools.count()
+        self.helpers = []                   # names of the helpers defined so far
+        self.lists = 0
+        self.list_name = None               # inside a list's loop: the list appended to
+
+    def pick(self, options):
+        return self.draw(st.sampled_from(options))
 
     # -- expressions ---------------------------------------------------------------------
     def atom(self, scope):
-        kind = self.draw(st.sampled_from(("variable", "variable", "constant")))
-        if kind == "constant":
+        if self.pick(("variable", "variable", "constant")) == "constant":
             return str(self.draw(st.integers(-3, 5)))
-        return self.draw(st.sampled_from(VARIABLES + INPUTS + scope))
+        return self.pick(self.fn.int_reads + scope)
+
+    def float_atom(self):
+        return self.pick(self.fn.float_reads)
 
     def expression(self, scope):
+        ops = ["+", "-", "*", "//", "%", "if"] + ["call"] * bool(self.helpers) + [
+            "from_float"] * bool(self.fn.float_reads)
+        op = self.pick(tuple(ops))
         left, right = self.atom(scope), self.atom(scope)
-        op = self.draw(st.sampled_from(("+", "-", "*", "//", "%", "if")))
         if op == "if":
             return f"{left} if {self.condition(scope)} else {right}"
         if op in ("//", "%"):
             return f"{left} {op} {self.draw(st.integers(1, 4))}"
+        if op == "call":
+            return f"{self.pick(tuple(self.helpers))}({left}, {right})"
+        if op == "from_float":
+            return (f"(rt.cast(rt.clip_by_value({self.float_atom()}, -50.0, 50.0), rt.int32)"
+                    f" + {left}) % 97")
         return f"({left} {op} {right}) % 97"        # bounded: no int32 overflow
 
+    def float_expression(self, scope):
+        a, b = self.float_atom(), self.float_atom()
+        return self.pick((
+            f"{a} + {b}", f"{a} - {b}", f"{a} * 0.5", f"{a} * 2.0", f"{a} / 4.0",
+            f"abs({a})", f"-{a}", f"rt.maximum({a}, {b})", f"rt.minimum({a}, 2.5)",
+            f"rt.cast({self.atom(scope)}, rt.float32) * 0.5",
+            f"{a} if {self.condition(scope)} else {b}"))
+
     def condition(self, scope, depth=0):
-        kind = self.draw(st.sampled_from(
-            ("compare", "compare", "parity", "chain") + (("and", "or", "not") * (depth < 1))))
+        kinds = ("compare", "compare", "parity", "chain") + ("float",) * bool(
+            self.fn.float_reads) + (("and", "or", "not") * (depth < 1))
+        kind = self.pick(kinds)
         if kind == "compare":
-            op = self.draw(st.sampled_from(("<", "<=", "==", "!=", ">", ">=")))
+            op = self.pick(("<", "<=", "==", "!=", ">", ">="))
             return f"{self.atom(scope)} {op} {self.atom(scope)}"
+        if kind == "float":
+            right = self.pick((self.float_atom(), "0.5", "-1.0"))
+            return f"{self.float_atom()} {self.pick(('<', '<=', '>', '>='))} {right}"
         if kind == "parity":
             return f"{self.atom(scope)} % 2 == 0"
         if kind == "chain":
@@ -72,35 +134,52 @@ class _Program:
 
     def statement(self, depth, scope, in_loop):
         kinds = ["assign", "assign", "augmented", "print", "return"]
+        if self.fn.floats:
+            kinds += ["float_assign"]
         if depth < MAX_DEPTH:
             kinds += ["if", "if_else", "elif"]
-            if self.loops < MAX_LOOPS:
+            if len(self.fn.loops) < MAX_LOOPS:
                 kinds += ["while", "for"]
         if in_loop:
             kinds += ["break", "continue"]
-        kind = self.draw(st.sampled_from(kinds))
+        if self.list_name is not None:
+            kinds += ["append"] * 3
+        if (depth == 0 and self.fn.floats and self.lists < MAX_LISTS
+                and len(self.fn.loops) < MAX_LOOPS):
+            kinds += ["list_loop"] * 3
+        kind = self.pick(tuple(kinds))
         return getattr(self, "_" + kind)(depth, scope, in_loop)
 
     def _assign(self, depth, scope, in_loop):
-        return [f"{self.draw(st.sampled_from(VARIABLES))} = {self.expression(scope)}"]
+        return [f"{self.pick(self.fn.ints)} = {self.expression(scope)}"]
+
+    def _float_assign(self, depth, scope, in_loop):
+        if self.draw(st.booleans()):
+            return [f"{self.pick(self.fn.floats)} += {self.float_atom()}"]
+        return [f"{self.pick(self.fn.floats)} = {self.float_expression(scope)}"]
 
     def _augmented(self, depth, scope, in_loop):
-        op = self.draw(st.sampled_from(("+=", "-=")))
-        return [f"{self.draw(st.sampled_from(VARIABLES))} {op} {self.atom(scope)}"]
+        op = self.pick(("+=", "-="))
+        return [f"{self.pick(self.fn.ints)} {op} {self.atom(scope)}"]
 
     def _print(self, depth, scope, in_loop):
         values = [self.atom(scope) for _ in range(self.draw(st.integers(1, 3)))]
-        end = self.draw(st.sampled_from(("", ", end=' | '")))
+        if self.fn.float_reads and self.draw(st.booleans()):
+            values.append(self.float_atom())
+        end = self.pick(("", ", end=' | '"))
         return [f"print('p{next(self.labels)}', {', '.join(values)}{end})"]
 
     def _return(self, depth, scope, in_loop):
-        return [f"return {self.atom(scope)}, a, b, c, d"]
+        return [self.fn.returns(self.atom(scope))]
 
     def _break(self, depth, scope, in_loop):
         return ["break"]
 
     def _continue(self, depth, scope, in_loop):
         return ["continue"]
+
+    def _append(self, depth, scope, in_loop):
+        return [f"{self.list_name}.append({self.pick((self.atom(scope), self.expression(scope)))})"]
 
     def _if(self, depth, scope, in_loop):
         return ([f"if {self.condition(scope)}:"]
@@ -115,28 +194,65 @@ class _Program:
                 + _indent(self.block(depth + 1, scope, in_loop)) + ["else:"]
                 + _indent(self.block(depth + 1, scope, in_loop)))
 
-    def _while(self, depth, scope, in_loop):
-        self.loops += 1
-        counter = f"k{self.loops}"
-        bound = self.draw(st.integers(0, 3))
-        test = f"{counter} < {bound}"
+    def _new_loop(self):
+        n = next(self.loops)
+        self.fn.loops.append(n)
+        return n
+
+    def _while(self, depth, scope, in_loop, bound=None):
+        n = self._new_loop()
+        test = f"k{n} < {self.draw(st.integers(0, 3)) if bound is None else bound}"
         if self.draw(st.booleans()):
             test += f" and ({self.condition(scope)})"
-        body = [f"{counter} += 1"] + self.block(depth + 1, scope, True)
-        lines = [f"{counter} = 0", f"while {test}:"] + _indent(body)
-        if self.draw(st.integers(0, 3)) == 0:
-            lines += ["else:"] + _indent(self.block(depth + 1, scope, in_loop))
+        body = [f"k{n} += 1"] + self.block(depth + 1, scope, True)
+        return [f"k{n} = 0", f"while {test}:"] + _indent(body) + self._else(depth, scope, in_loop)
+
+    def _for(self, depth, scope, in_loop, bound=None):
+        n = self._new_loop()
+        if bound is None:
+            bound = self.pick(("3", "x % 4", "y % 3", f"{self.pick(self.fn.ints)} % 3", "0"))
+        body = self.block(depth + 1, scope + (f"i{n}",), True)
+        return ([f"for i{n} in range({bound}):"] + _indent(body)
+                + self._else(depth, scope, in_loop))
+
+    def _else(self, depth, scope, in_loop):
+        if self.draw(st.integers(0, 3)):
+            return []
+        list_name, self.list_name = self.list_name, None     # after the loop: no appends
+        try:
+            return ["else:"] + _indent(self.block(depth + 1, scope, in_loop))
+        finally:
+            self.list_name = list_name
+
+    def _list_loop(self, depth, scope, in_loop):
+        """A list grown in a loop over a tensor bound, then read."""
+        self.lists += 1
+        name = self.list_name = f"l{self.lists}"
+        loop = self.pick((self._for, self._while))
+        try:
+            lines = [f"{name} = []"] + loop(depth, scope, in_loop, bound="1 + x % 3")
+        finally:
+            self.list_name = None
+        for _ in range(self.draw(st.integers(1, 2))):
+            target, other = self.pick(self.fn.ints), self.pick(self.fn.ints)
+            lines += self.pick((
+                [f"{target} = ({target} + len({name})) % 97"],
+                [f"if len({name}) > 0:",
+                 f"    {target} = ({other} + {name}[{self.pick(('0', '-1'))}]) % 97"],
+                [f"{target} = ({target} + (rt.reduce_sum(rt.stack({name})) "
+                 f"if len({name}) > 0 else 0)) % 97"],
+                [f"for v in {name}:", f"    {target} = ({target} + v) % 97"]))
         return lines
 
-    def _for(self, depth, scope, in_loop):
-        self.loops += 1
-        target = f"i{self.loops}"
-        bound = self.draw(st.sampled_from(("3", "x % 4", "y % 3", "a % 3", "0")))
-        body = self.block(depth + 1, scope + (target,), True)
-        lines = [f"for {target} in range({bound}):"] + _indent(body)
-        if self.draw(st.integers(0, 3)) == 0:
-            lines += ["else:"] + _indent(self.block(depth + 1, scope, in_loop))
-        return lines
+    # -- functions -----------------------------------------------------------------------
+    def function(self, header, names, final_return):
+        """The lines of a function drawn with `names` (MAIN or HELPER)."""
+        outer, self.fn = self.fn, _Function(**names)
+        try:
+            body = self.block(0, (), False)
+            return [header] + _indent(self.fn.init() + body + [final_return])
+        finally:
+            self.fn = outer
 
 
 def _indent(lines):
@@ -145,27 +261,31 @@ def _indent(lines):
 
 @st.composite
 def programs(draw):
-    """The source of `def f(x, y)`: initializations, a random body, a final return."""
+    """The source of `def f(x, y, z)`: initializations, helpers, a random body, a return."""
     program = _Program(draw)
-    body = program.block(0, (), False)
-    counters = [f"k{i} = 0" for i in range(1, program.loops + 1)]
-    targets = [f"i{i} = 0" for i in range(1, program.loops + 1)]
-    init = ["a = 0", "b = 1", "c = x", "d = y"] + counters + targets
-    lines = ["def f(x, y):"] + _indent(init + body + ["return a, b, c, d, 0"])
+    init = ["a = 0", "b = 1", "c = x", "d = y", "p = z * 0.5", "q = z + 1.0"]
+    helpers = []
+    for k in range(1, draw(st.integers(0, MAX_HELPERS)) + 1):
+        helpers += program.function(f"def h{k}(u, v):", HELPER, "return (u + v) % 97")
+        program.helpers.append(f"h{k}")
+    main = program.function("def f(x, y, z):", MAIN, "return a, b, c, d, p, q, 0")
+    lines = ["import runtime as rt", "", "", main[0]] + _indent(init + helpers) + main[1:]
     return "\n".join(lines) + "\n"
 
 
-def check(source, x, y, static_y=False):
-    assert_equivalent(load(source), x, static(y) if static_y else y)
+def check(source, x, y, static_y=False, z=None):
+    args = (x, static(y) if static_y else y) + (() if z is None else (z,))
+    assert_equivalent(load(source), *args)
 
 
 @settings(max_examples=int(os.environ.get("AG_FUZZ_EXAMPLES", 50)), deadline=None,
           derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(source=programs(), x=st.integers(-6, 6), y=st.integers(-6, 6), static_y=st.booleans())
-def test_random_programs_behave_the_same_converted(source, x, y, static_y):
+@given(source=programs(), x=st.integers(-6, 6), y=st.integers(-6, 6), static_y=st.booleans(),
+       z=st.sampled_from((-2.5, -1.0, -0.5, 0.0, 0.5, 1.5, 3.0)))
+def test_random_programs_behave_the_same_converted(source, x, y, static_y, z):
     note(source)
-    check(source, x, y, static_y)
+    check(source, x, y, static_y, z)
 
 
 # -- regressions: programs the property found, pasted as they were generated ------------
@@ -209,7 +329,7 @@ REGRESSIONS = [
                         break
             a += a
             return a, b, c, d, 0
-        """, 3, 2, False, id="return-in-nested-loops"),
+        """, 3, 2, False, None, id="return-in-nested-loops"),
     # The true branch (traced first) set `a = 6`; the elif test then read 6, not 0, so
     # 'p0' was never printed (a variable dead after an `if` was not part of its state).
     pytest.param("""
@@ -243,7 +363,7 @@ REGRESSIONS = [
                 a = b % 1
             a = b // 3
             return a, b, c, d, 0
-        """, 2, 2, False, id="elif-test-sees-true-branch-write"),
+        """, 2, 2, False, None, id="elif-test-sees-true-branch-write"),
     # A silently wrong result (reduced from a 66-line program): the else branch returned
     # the `a` the true branch doubled, for the same reason.
     pytest.param("""
@@ -259,7 +379,7 @@ REGRESSIONS = [
                 return 0, a, b, c, d
             a = 5 // 4
             return a, b, c, d, 0
-        """, 5, -6, False, id="return-sees-true-branch-write"),
+        """, 5, -6, False, None, id="return-sees-true-branch-write"),
     # `c = (b + b) % 97` in the elif leaked out of its branch: the outer `if` carries c
     # (its true branch returns c first) but the elif, where c is dead, does not.
     pytest.param("""
@@ -301,10 +421,29 @@ REGRESSIONS = [
             print('p2', 0, b)
             c = (2 * a) % 97
             return a, b, c, d, 0
-        """, 0, 3, False, id="nested-if-leaks-enclosing-state"),
+        """, 0, 3, False, None, id="nested-if-leaks-enclosing-state"),
+    # (Reduced from 21 programs of the float/list grammar.) A tensor `if` inside a tensor
+    # loop gave back a copy of the empty list its branches never appended to (each branch
+    # starts from a copy), so the loop saw `l1` "changed" and raised a StagingError.
+    pytest.param("""
+        import runtime as rt
+
+
+        def f(x, y, z):
+            c = x
+            d = y
+            l1 = []
+            k1 = 0
+            while k1 < 1 + x % 3:
+                k1 += 1
+                if (c == y) or (d % 2 == 0):
+                    if y <= 3:
+                        l1.append(x)
+            return len(l1), k1
+        """, 5, 5, True, 0.5, id="unchanged-list-through-tensor-if-in-loop"),
 ]
 
 
-@pytest.mark.parametrize("source, x, y, static_y", REGRESSIONS)
-def test_property_regressions(source, x, y, static_y):
-    check(textwrap.dedent(source), x, y, static_y)
+@pytest.mark.parametrize("source, x, y, static_y, z", REGRESSIONS)
+def test_property_regressions(source, x, y, static_y, z):
+    check(textwrap.dedent(source), x, y, static_y, z)
