@@ -40,9 +40,19 @@ from autograph.pyct import transformer
 
 traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
-PIPELINE = (directives, unsupported, match_statements, break_statements, continue_statements,
-            return_statements, asserts, lists, call_trees, control_flow,
-            conditional_expressions, logical_expressions)
+class _ExpressionTransformer(conditional_expressions.ConditionalExpressionTransformer,
+                             logical_expressions.LogicalExpressionTransformer):
+    """Converters 11 and 12 rewrite different nodes (IfExp; BoolOp, not, Compare) and
+    nothing else: one walk of the (by now much larger) tree serves both."""
+
+
+def _expressions(node, ctx):
+    return _ExpressionTransformer(ctx).visit(node)
+
+
+PIPELINE = tuple(m.transform for m in (
+    directives, unsupported, match_statements, break_statements, continue_statements,
+    return_statements, asserts, lists, call_trees, control_flow)) + (_expressions,)
 
 
 class ConversionOptions:
@@ -87,7 +97,7 @@ def transform(node, ctx):
     conditional_expressions.record_source_text(node)
     qual_names.resolve(node)
     for converter in PIPELINE:
-        node = converter.transform(node, ctx)
+        node = converter(node, ctx)
     return node
 
 

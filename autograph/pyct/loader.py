@@ -77,20 +77,7 @@ class _NumberingUnparser(ast._Unparser):  # pylint: disable=protected-access
         return super().visit(node)
 
 
-def _number_lines(tree, stmt_lines, source_lines):
-    """Give every node of `tree` the generated line of its statement (whole-line columns,
-    so tracebacks show the line without carets)."""
-    stack = [(tree, 1)]
-    while stack:
-        node, line = stack.pop()
-        if isinstance(node, ast.stmt):
-            line = stmt_lines.get(id(node), line)
-        if "lineno" in node._attributes:
-            text = source_lines[line - 1] if line <= len(source_lines) else ""
-            node.lineno = node.end_lineno = line
-            node.col_offset = len(text) - len(text.lstrip())
-            node.end_col_offset = len(text)
-        stack.extend((child, line) for child in ast.iter_child_nodes(node))
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def load_gast_with_source_map(nodes):
@@ -98,8 +85,11 @@ def load_gast_with_source_map(nodes):
     (module, source, filename, {generated line: ORIGIN of the statement there}).
 
     The printer records where each statement lands, which gives the source map
-    and the line numbers the code is compiled with, with no second parse.
+    and the line numbers the code is compiled with, with no second parse. Every
+    node gets its statement's line, with whole-line columns (so tracebacks show the
+    line without carets).
     """
+    # A statement without an origin of its own has its enclosing statement's.
     origins = [None]
     stack = [(n, None) for n in nodes]
     while stack:
@@ -108,17 +98,30 @@ def load_gast_with_source_map(nodes):
         if isinstance(node, gast.stmt):
             origins.append(origin)
             node.lineno = len(origins) - 1          # an index into origins, for now
-        stack.extend((child, origin) for child in gast.iter_child_nodes(node))
-    tree = gast.gast_to_ast(gast.Module(body=list(nodes), type_ignores=[]))
+        for field in _STATEMENT_LISTS:
+            for child in getattr(node, field, None) or ():
+                if isinstance(child, gast.AST):
+                    stack.append((child, origin))
+    located = []
+    tree = parser.gast_to_ast(gast.Module(body=list(nodes), type_ignores=[]), located)
     printer = _NumberingUnparser()
     source = printer.visit(tree) + "\n"
+    stmt_lines = printer.stmt_lines
+    source_lines = source.splitlines()
     source_map = {}
-    for stmt in ast.walk(tree):
-        if isinstance(stmt, ast.stmt) and id(stmt) in printer.stmt_lines:
-            origin = origins[stmt.lineno]
+    line, last_stmt = 1, None
+    for node, stmt in located:
+        if stmt is not last_stmt:
+            last_stmt = stmt
+            # A docstring is not printed as a statement: it keeps the line before it.
+            line = stmt_lines.get(id(stmt), line)
+            origin = origins[stmt.lineno] if node is stmt else None
             if origin is not None:
-                source_map[printer.stmt_lines[id(stmt)]] = origin
-    _number_lines(tree, printer.stmt_lines, source.splitlines())
+                source_map.setdefault(line, origin)
+            text = source_lines[line - 1] if line <= len(source_lines) else ""
+            indent, width = len(text) - len(text.lstrip()), len(text)
+        node.lineno = node.end_lineno = line
+        node.col_offset, node.end_col_offset = indent, width
     number = next(_load_counter)
     filename = f"<autograph generated file {number}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)

@@ -6,6 +6,7 @@ transformer.Base gives replacement nodes their original's origin).
 `create_source_map` then maps every line of the printed, generated code back to
 a line of the original file.
 """
+import ast
 import collections
 import io
 import linecache
@@ -111,7 +112,7 @@ def create_source_map(nodes, code, filepath):
     node that starts on it.
     """
     nodes = list(nodes) if isinstance(nodes, (list, tuple)) else [nodes]
-    reparsed = gast.parse(code).body
+    reparsed = parser.ast_to_gast(ast.parse(code)).body
     if len(nodes) == 1 and isinstance(nodes[0], gast.expr) and len(reparsed) == 1:
         reparsed = [reparsed[0].value]
     inherited = {}

@@ -175,7 +175,7 @@ class _Replacer(gast.NodeTransformer):
             if not all(part.isidentifier() for part in repl.split(".")):
                 raise ValueError(f"template placeholder {placeholder!r}: {repl!r} is not a "
                                  "name or dotted name; pass an AST node for expressions")
-            new = parser.parse_expression(repl)
+            new = _dotted(repl)
         elif isinstance(repl, qual_names.QN):
             new = repl.ast()
         elif isinstance(repl, gast.expr):
@@ -193,6 +193,18 @@ class _Replacer(gast.NodeTransformer):
                              f"{repl!r} is not a simple name")
         set_ctx(new, ctx)
         return new
+
+
+def _dotted(name):
+    """`a.b.c` as a gast expression, built directly (parsing costs ~40x more)."""
+    if name in ("None", "True", "False"):
+        return gast.Constant(value={"None": None, "True": True, "False": False}[name],
+                             kind=None)
+    parts = name.split(".")
+    node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
+    for attr in parts[1:]:
+        node = gast.Attribute(value=node, attr=attr, ctx=gast.Load())
+    return node
 
 
 def _copy(node):

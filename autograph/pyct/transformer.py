@@ -184,13 +184,18 @@ class Base(gast.NodeTransformer):
 
 
 def _set_missing_origin(node, origin):
-    """Give `origin` to the located nodes of a new subtree that have none; subtrees
-    whose root has an origin already (moved user code) are left as they are."""
+    """Give `origin` to the new statements of a generated subtree that have none (and to
+    the subtree's root); subtrees whose root has an origin already (moved user code) are
+    left as they are. Expressions inside a new statement go without: whoever reads an
+    origin (the loader's source map, error messages) takes the nearest enclosing one."""
+    if "lineno" in node._attributes and not anno.hasanno(node, anno.Basic.ORIGIN):
+        anno.setanno(node, anno.Basic.ORIGIN, origin)
     stack = [node]
     while stack:
         n = stack.pop()
-        if "lineno" in n._attributes:
-            if anno.hasanno(n, anno.Basic.ORIGIN):
-                continue
-            anno.setanno(n, anno.Basic.ORIGIN, origin)
-        stack.extend(gast.iter_child_nodes(n))
+        for field in _STATEMENT_LISTS:
+            for child in getattr(n, field, None) or ():
+                if isinstance(child, gast.AST) and not anno.hasanno(child, anno.Basic.ORIGIN):
+                    if "lineno" in child._attributes:     # statements, except handlers
+                        anno.setanno(child, anno.Basic.ORIGIN, origin)
+                    stack.append(child)

@@ -174,3 +174,91 @@ def test_unparse_nodes_lists_and_markers():
     assert parser.unparse(parser.parse_expression("a+b")) == "a + b"
     assert parser.unparse(statements[1], include_encoding_marker=True) == (
         "# coding=utf-8\nc = 2")
+
+
+# -- the fast paths agree with the slow ones ------------------------------------------------
+# parse_entity finds a def's lines by indentation (inspect tokenizes the block) and falls
+# back to inspect whenever those lines do not parse as that one def.
+
+def header_closed_at_def_indent(
+    a,
+    b,
+):
+    return a + b
+
+
+@functools.lru_cache(
+    maxsize=None)
+def multi_line_decorator(x):
+    return x
+
+
+def comment_at_column_0_inside(x):
+    y = x + 1
+# a comment at column 0 does not end the block
+    return y
+
+
+def string_continued_at_column_0(x):
+    s = "abc\
+def"
+    return s + str(x)
+
+
+def bracket_continued_at_column_0(x):
+    y = (x +
+1)
+    return y
+
+
+def followed_by_code_at_the_same_indent(x):
+    return x
+
+
+AFTER = 1
+
+
+class Methods:
+
+    def first(self):
+        text = '''kept
+    as written'''
+        return text
+
+    def second(self):
+        return 2
+
+
+@pytest.mark.parametrize("fn", [
+    plain_function, outer(), Holder.method, Holder.static, Holder.with_unindented_string,
+    header_closed_at_def_indent, multi_line_decorator.__wrapped__, comment_at_column_0_inside,
+    string_continued_at_column_0, bracket_continued_at_column_0,
+    followed_by_code_at_the_same_indent, Methods.first, Methods.second, decorated],
+    ids=lambda f: f.__name__)
+def test_the_source_found_is_what_inspect_finds(fn):
+    node, source, filename, first_lineno = parser.parse_entity_with_origin(fn)
+    lines, inspect_first = inspect.getsourcelines(fn.__code__)
+    assert first_lineno == inspect_first and filename == fn.__code__.co_filename
+    assert node.name == fn.__code__.co_name
+    assert source.rstrip() == parser.dedent_block("".join(lines)).rstrip()
+
+
+def test_own_converters_match_gasts():
+    import ast
+    import autograph.converters.control_flow as sample
+    sources = [inspect.getsource(sample), inspect.getsource(parser),
+               "try:\n    pass\nexcept E as e:\n    x: int = 1\n"
+               "def f(a, /, b: int = 1, *c, d, e=2, **g) -> None:\n    nonlocal q\n"
+               "async def h():\n    async for i in j:\n        await k\n"
+               "    async with m as n:\n        yield\nclass C(B, metaclass=M):\n    pass\n"
+               "lambda *a, **k: (x := 1)\n[i for i in j if i]\n{**a}\nf'{x!r:>{w}}'\n"]
+    if sys.version_info >= (3, 10):
+        sources.append("match p:\n    case [1, *r] | {'k': v} if v:\n        pass\n"
+                       "    case C(a, b=c) as d:\n        pass\n")
+    for source in sources:
+        tree = ast.parse(source)
+        ours, theirs = parser.ast_to_gast(tree), gast.ast_to_gast(tree)
+        assert gast.dump(ours, include_attributes=True) == gast.dump(
+            theirs, include_attributes=True)
+        assert ast.dump(parser.gast_to_ast(ours), include_attributes=True) == ast.dump(
+            gast.gast_to_ast(theirs), include_attributes=True)
