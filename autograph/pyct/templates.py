@@ -47,11 +47,12 @@ _parsed = {}
 
 
 def _parse_template(template):
-    """A fresh copy of the parsed template (parsing happens once per template text)."""
+    """The parsed template, parsed once per template text. Shared: never modify it (the
+    replacer builds new nodes as it goes)."""
     nodes = _parsed.get(template)
     if nodes is None:
         nodes = _parsed[template] = parser.parse(textwrap.dedent(template), single_node=False)
-    return ast_util.copy_clean(nodes)
+    return nodes
 
 
 def replace(template, **replacements):
@@ -70,9 +71,18 @@ def replace_as_expression(template, **replacements):
     return nodes[0].value
 
 
+def _shallow(node):
+    """A new node of the same type whose fields are the same objects (for the replacer
+    to overwrite: it never changes the cached template's own nodes)."""
+    cls = node.__class__
+    new = cls.__new__(cls)
+    new.__dict__.update(node.__dict__)
+    return new
+
+
 class _Replacer(gast.NodeTransformer):
-    """Fills placeholders. A replacement node is inserted as it is the first time it
-    is used and copied after that, so no node ends up in two places."""
+    """Builds a filled copy of a cached template. A replacement node is inserted as it is
+    the first time it is used and copied after that, so no node ends up in two places."""
 
     def __init__(self, replacements):
         self.replacements = replacements
@@ -91,15 +101,17 @@ class _Replacer(gast.NodeTransformer):
         return None
 
     def generic_visit(self, node):
+        new = _shallow(node)
+        values = new.__dict__
         for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                setattr(node, field, self.visit_list(value, field, type(node)))
+            value = values.get(field)
+            if type(value) is list:
+                values[field] = self.visit_list(value, field, type(node))
             elif isinstance(value, gast.AST):
-                setattr(node, field, self.visit(value))
-        if isinstance(getattr(node, "body", None), list) and not node.body:
-            node.body = [gast.Pass()]
-        return node
+                values[field] = self.visit(value)
+        if type(values.get("body")) is list and not new.body:
+            new.body = [gast.Pass()]
+        return new
 
     def visit_list(self, items, field, owner_type):
         result = []
@@ -117,7 +129,7 @@ class _Replacer(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id not in self.replacements:
-            return node
+            return self.generic_visit(node)
         return self._expression(self.replacements[node.id], node.ctx, node.id)
 
     def visit_Expr(self, node):
@@ -132,9 +144,10 @@ class _Replacer(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_FunctionDef(self, node):
+        new = self.generic_visit(node)
         if node.name in self.replacements:
-            node.name = _name_string(self.replacements[node.name], node.name)
-        return self.generic_visit(node)
+            new.name = _name_string(self.replacements[node.name], node.name)
+        return new
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
@@ -156,8 +169,9 @@ class _Replacer(gast.NodeTransformer):
             names.extend(_name_string(r, name) for r in repl)
         if not names:
             return None
-        node.names = names
-        return node
+        new = _shallow(node)
+        new.names = names
+        return new
 
     visit_Nonlocal = visit_Global
 
@@ -166,9 +180,10 @@ class _Replacer(gast.NodeTransformer):
         if isinstance(repl, gast.keyword) or (
                 isinstance(repl, (list, tuple)) and all(isinstance(r, gast.keyword) for r in repl)):
             return _copy(list(repl) if isinstance(repl, (list, tuple)) else repl)
+        new = self.generic_visit(node)
         if repl is not None:
-            node.arg = _name_string(repl, node.arg)
-        return self.generic_visit(node)
+            new.arg = _name_string(repl, node.arg)
+        return new
 
     def _expression(self, repl, ctx, placeholder):
         if isinstance(repl, str):

@@ -128,3 +128,21 @@ def test_clear_errors_for_bad_replacements():
         templates.replace("body", body=[parser.parse_expression("x")])
     with pytest.raises(ValueError, match="is a parameter"):
         templates.replace("def f(a): pass", a=parser.parse_expression("x + 1"))
+
+
+def test_filling_a_template_never_changes_the_cached_template():
+    template = """
+        def fn_name(args):
+            nonlocal vars_
+            body
+        """
+    first = templates.replace(template, fn_name="one", args=["a"], vars_=["x"],
+                              body=parser.parse("x = a", single_node=False))
+    first[0].body.append(parser.parse("y = 2"))
+    first[0].args.args[0].id = "changed"
+    second = templates.replace(template, fn_name="two", args=[], vars_=[],
+                               body=parser.parse("pass", single_node=False))
+    assert parser.unparse(second) == "def two():\n    pass"
+    assert parser.unparse(templates.replace(template, fn_name="three", args=["b"],
+                                            vars_=["z"], body=[])) == (
+        "def three(b):\n    nonlocal z")
