@@ -27,6 +27,7 @@ records the call `a.append`).
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import ast_util
 from autograph.pyct import qual_names
 
 _DEFS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
@@ -136,7 +137,7 @@ def resolve(node, context=None, parent_scope=None):
     return node
 
 
-class _Analyzer(gast.NodeVisitor):
+class _Analyzer(ast_util.NodeVisitor):
 
     def __init__(self, parent_scope):
         self.scope = parent_scope

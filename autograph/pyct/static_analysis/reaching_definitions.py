@@ -21,6 +21,7 @@ import collections
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import ast_util
 from autograph.pyct.static_analysis import activity
 from autograph.pyct.static_analysis import cfg
 
@@ -136,7 +137,7 @@ def _annotate_defined(ast_node, state):
     anno.setanno(ast_node, anno.Static.DEFINED_FNS_IN, state.fns)
 
 
-class _Annotator(gast.NodeVisitor):
+class _Annotator(ast_util.NodeVisitor):
 
     def __init__(self, graphs, definition_factory, names=True):
         self.graphs = graphs
