@@ -11,7 +11,18 @@ then skip its remaining statements when the flag is set:
                                                if not continue_:
                                                    y = f(x)
 
-Statements after an unconditional jump in the same block are unreachable and dropped.
+Statements after an unconditional jump (or a `raise`) in the same block are unreachable
+and dropped. An `if` one of whose branches always jumps, the other never, takes the rest
+of the block into that other branch instead of a guard (as TensorFlow does), so the
+common `if c: return a` / `return b` is one if/else whose both branches return:
+
+    if c:                                  if c:
+        return a                               do_return = True; retval_ = a
+    return b              =>               else:
+                                               do_return = True; retval_ = b
+
+Otherwise a tensor `c` would make `do_return` a tensor, and the rest of the function
+(a `raise`, a None return) would be traced under `if not do_return:` too.
 """
 import gast
 
@@ -26,6 +37,8 @@ class _Block:
         self.may_jump = False       # the statement just visited may have jumped
         self.jumped = False         # the statement just visited is itself a jump
         self.used = False           # any jump to this target
+        self.definitely = False     # every path through the statements so far jumps
+        self.any_jump = False       # some statement in the block may jump
 
 
 class GuardingTransformer(transformer.Base):
@@ -38,6 +51,7 @@ class GuardingTransformer(transformer.Base):
             block.flag = flag
             nodes = _prune_guards(self.visit_block(nodes, after_visit=self._after_statement))
             used = block.used
+        self.last_block = block
         return nodes, used
 
     def record_jump(self):
@@ -45,7 +59,7 @@ class GuardingTransformer(transformer.Base):
         stack = self.state[_Block].stack
         stack[-1].jumped = True
         for block in reversed(stack):
-            block.may_jump = True
+            block.may_jump = block.any_jump = True
             if block.is_target:
                 block.used = True
                 return block.flag
@@ -59,12 +73,16 @@ class GuardingTransformer(transformer.Base):
 
     def _after_statement(self, node):
         block = self.state[_Block].value
-        if block.jumped:
+        collapse = getattr(node, "_ag_collapse", None)
+        if block.jumped or isinstance(node, gast.Raise) or collapse == "unreachable":
             block.jumped = block.may_jump = False
+            block.definitely = True
             return node, []                     # what follows is unreachable
         if not block.may_jump:
             return node, None
         block.may_jump = False
+        if collapse is not None:
+            return node, getattr(node, collapse)    # the rest goes into the other branch
         guard = templates.replace("if not flag:\n    pass", flag=self.current_target_flag())[0]
         guard.body = []
         guard._ag_guard = True
@@ -74,7 +92,21 @@ class GuardingTransformer(transformer.Base):
     # Blocks that are not jump targets: statements after a jump inside them are guarded.
     def visit_If(self, node):
         node.test = self.visit(node.test)
-        return self.visit_nested_blocks(node, ("body", "orelse"))
+        body_jumps = orelse_jumps = (False, False)
+        if node.body:
+            node.body, _ = self.visit_block_guarded(node.body)
+            body_jumps = (self.last_block.definitely, self.last_block.any_jump)
+        if node.orelse:
+            node.orelse, _ = self.visit_block_guarded(node.orelse)
+            orelse_jumps = (self.last_block.definitely, self.last_block.any_jump)
+        node.body = node.body or [gast.Pass()]
+        if body_jumps[0] and orelse_jumps[0]:
+            node._ag_collapse = "unreachable"
+        elif body_jumps[0] and not orelse_jumps[1]:
+            node._ag_collapse = "orelse"
+        elif orelse_jumps[0] and not body_jumps[1]:
+            node._ag_collapse = "body"
+        return node
 
     def visit_With(self, node):
         return self.visit_nested_blocks(node, ("body",))

@@ -12,8 +12,10 @@
                                                retval_ = -1
                                            return ag__.ret(retval_)
 
-Statements after a return are guarded by `if not do_return:`, loops stop on it.
-A function whose only `return` is its last statement is left as it is.
+Statements after a return are guarded by `if not do_return:`, loops stop on it (or, after
+an `if` one branch of which always returns, go into the other branch: see guards.py).
+A function that may fall off its end gets an explicit `return None` there first. A
+function whose only `return` is its last statement is left as it is.
 """
 import gast
 
@@ -67,6 +69,9 @@ class ReturnTransformer(guards.GuardingTransformer):
         return fn.level > 0 and fn.do_return is not None
 
     def visit_While(self, node):
+        if isinstance(node.test, gast.Constant) and node.test.value:
+            node._ag_collapse = "unreachable"   # `while True:` without break: only a
+                                                # return leaves it (break was lowered first)
         node.test = self.visit(node.test)
         node = self.visit_nested_blocks(node, ("body", "orelse"))
         if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
@@ -94,6 +99,11 @@ class ReturnTransformer(guards.GuardingTransformer):
                 return node
             fn.do_return = self.ctx.namer.new_symbol("do_return", ())
             fn.retval = self.ctx.namer.new_symbol("retval_", ())
+            # Falling off the end returns None: say so, so that a tensor condition
+            # deciding between a value and None is an error, not a silent fill value.
+            # (Dropped as unreachable when every path returns.)
+            if not isinstance(node.body[-1], gast.Return):
+                node.body.append(gast.Return(value=None))
             body, _ = self.visit_block_guarded(node.body, fn.do_return, is_target=True)
             node.body = templates.replace(
                 """

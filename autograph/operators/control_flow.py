@@ -87,9 +87,14 @@ def _recursion_while_tracing(exc):
     both branches forever."""
     frames = traceback_utils.map_traceback(exc.__traceback__)
     calls = [f for f in frames if not f.line().startswith("def ")] or frames
+    # The repeated call: preferably a line calling a function that recurs (statements
+    # the compiler adds map to the `def` line; the `if` deciding it recurs as often).
+    counts = collections.Counter(calls)
+    recurring = {f.name for f, n in counts.items() if n > 1}
+    calling = [f for f in calls if any(f"{name}(" in f.line() for name in recurring)]
     site = ""
-    if calls:   # the repeated call (statements the compiler adds map to the `def` line)
-        frame = collections.Counter(calls).most_common(1)[0][0]
+    if calls:
+        frame = collections.Counter(calling or calls).most_common(1)[0][0]
         site = f" (recursing at {frame.short()}: `{frame.line()}`)"
     return staging_error(
         f"maximum recursion depth exceeded while tracing a tensor `if` or loop{site}. A "

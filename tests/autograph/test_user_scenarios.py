@@ -1739,12 +1739,9 @@ def counts_by_slot(n):
     return counts
 
 
-DEFINITELY_RETURNS = (
-    "converters/return_statements.py: `if c: return a` followed by `return b` is not "
-    "collapsed into if/else, so code after an enclosing Python `if` whose body always "
-    "returns is guarded by a tensor do_return and traced (TF collapses it): here the "
-    "trailing `raise` fires while tracing")
-
+# Fixed: `if c: return a` followed by `return b` was not collapsed into if/else, so code
+# after an enclosing Python `if` whose body always returns was guarded by a tensor
+# do_return and traced: the trailing `raise` fired while tracing.
 
 def activation(x, kind):
     if kind == "relu":
@@ -1815,26 +1812,21 @@ def bug_params(bug, *args, suffix=""):
     *bug_params(known_bug(annotated_in_branches, ANNOTATED_STATE), 2.0),
     *bug_params(known_bug(metrics_by_key, DYNAMIC_SUBSCRIPT, tensors=True), 3),
     *bug_params(known_bug(counts_by_slot, DYNAMIC_SUBSCRIPT, tensors=True), 3),
-    *bug_params(known_bug(activation, DEFINITELY_RETURNS, tensors=True),
-                2.0, static("relu"), suffix="-positive"),
-    *bug_params(known_bug(activation, DEFINITELY_RETURNS, tensors=True),
-                -2.0, static("relu"), suffix="-negative"),
-    *bug_params(known_bug(tree_reduce, DEFINITELY_RETURNS, tensors=True),
-                static(((1, 2), (3, (4, 5)))), 2),
+    *bug_params(activation, 2.0, static("relu"), suffix="-positive"),
+    *bug_params(activation, -2.0, static("relu"), suffix="-negative"),
+    *bug_params(tree_reduce, static(((1, 2), (3, (4, 5)))), 2),
     *bug_params(known_bug(smallest_so_far, WEAK_LOOP_VARIABLE), np.array([3.0, 1.0, 2.0])),
     *bug_params(known_bug(last_match, WEAK_LOOP_VARIABLE), np.array([1, 2, 3]), 2),
     *bug_params(known_bug(mean_loss_of_batches, DATASET_OF_ARGUMENTS),
                 f32(1, 2, 3, 4, 5), f32(1, 1, 1, 1, 1)),
 ])
-def test_known_bugs(f, args, tensors):
+def test_known_bugs_and_fixed_ones(f, args, tensors):
     assert_equivalent(f, *args, tensors=tensors)
 
 
-IMPLICIT_NONE_RETURN = (
-    "converters/return_statements.py: falling off the end of a function whose other path "
-    "returns from a tensor `if` gives a zeros placeholder (0) in the graph instead of the "
-    "StagingError an explicit `return None` gets")
-
+# Fixed: falling off the end of a function whose other path returns from a tensor `if`
+# gave a zeros placeholder (0) in the graph instead of the StagingError an explicit
+# `return None` gets.
 
 def positive_or_nothing(x):
     if x > 0:
@@ -1849,7 +1841,6 @@ def first_three_or_nothing(n):
         i += 1
 
 
-@pytest.mark.xfail(strict=True, reason=IMPLICIT_NONE_RETURN)
 @pytest.mark.parametrize("f, arg", [(positive_or_nothing, -1), (first_three_or_nothing, 2)])
 def test_implicit_none_return_is_not_a_silent_zero(f, arg):
     assert f(rt.constant(arg)) is None
