@@ -36,8 +36,9 @@ def _is_tensorlike(x):
 
 
 def _describe(names, i, what="output"):
+    """How errors call output i: its name quoted, a description (has spaces) as it is."""
     if names and i < len(names) and names[i]:
-        return f"'{names[i]}'"
+        return names[i] if " " in names[i] else f"'{names[i]}'"
     return f"{what} {i}"
 
 

@@ -170,10 +170,16 @@ class SymbolicTensor(Tensor):
     def _no_python_value(self, what):
         origin = self.op.origin
         where = f" (created at {origin.short()})" if origin is not None else ""
+        if what == "bool":
+            advice = ("Decorate the function with autograph.convert so Python control flow "
+                      "becomes graph control flow, or use rt.cond / rt.while_loop.")
+        else:
+            advice = ("Its value exists only when the graph runs: keep it a tensor (index a "
+                      "tensor, e.g. rt.stack(a_list)[i] or rt.gather, instead of a Python "
+                      "list or tuple; rt.cast instead of int() or float()).")
         return TypeError(
             f"Cannot use the symbolic tensor {self.name}{where} as a Python {what} while "
-            f"tracing a graph. Decorate the function with autograph.convert so Python "
-            f"control flow becomes graph control flow, or use rt.cond / rt.while_loop.")
+            f"tracing a graph. {advice}")
 
     def __bool__(self):
         raise self._no_python_value("bool")

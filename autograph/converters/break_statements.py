@@ -11,6 +11,10 @@
 
 For a `for` loop the flag is an extra loop test (anno EXTRA_LOOP_TEST) instead.
 A loop without `break` keeps its `else:` as plain statements after the loop.
+
+A `while` test that binds names (`while (n := n - 1) > 0:`) is evaluated at the top of
+the body instead, `while True:` / `if not (test): <else>; break`, so that what it binds
+is an ordinary assignment in the loop body, carried as loop state like any other.
 """
 import gast
 
@@ -34,6 +38,12 @@ class BreakTransformer(transformer.Base):
         return templates.replace("flag = True\ncontinue", flag=loop.flag)
 
     def _visit_loop(self, node):
+        if isinstance(node, gast.While) and _binds_names(node.test) and \
+                not _jumps_out_of(node.orelse):
+            exit_ = templates.replace("if not test:\n    orelse\n    break", test=node.test,
+                                      orelse=node.orelse)
+            node.test = gast.Constant(value=True, kind=None)
+            node.body, node.orelse = exit_ + node.body, []
         with self.state[_Loop] as loop:
             loop.flag = self.ctx.namer.new_symbol("break_", ())
             node.body = self.visit_block(node.body)
@@ -68,6 +78,24 @@ class BreakTransformer(transformer.Base):
             return self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+
+def _binds_names(node):
+    return any(isinstance(n, gast.NamedExpr) for n in gast.walk(node))
+
+
+def _jumps_out_of(statements):
+    """Whether a loop's `else:` has a break/continue of an enclosing loop (it could not
+    move into the loop's own body)."""
+    stack = list(statements)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.Break, gast.Continue)):
+            return True
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                              gast.While, gast.For, gast.AsyncFor, gast.expr)):
+            stack.extend(gast.iter_child_nodes(n))
+    return False
 
 
 def transform(node, ctx):

@@ -108,6 +108,24 @@ class ControlFlowTransformer(transformer.Base):
     def visit_Lambda(self, node):
         return node
 
+    def visit_ClassDef(self, node):
+        # The statements of a class body run once, as plain Python; its methods are
+        # converted with the function around them.
+        node.body = [self.visit(stmt) if isinstance(stmt, (gast.FunctionDef,
+                                                           gast.AsyncFunctionDef)) else stmt
+                     for stmt in node.body]
+        return node
+
+    def visit_AnnAssign(self, node):
+        # The annotation of a local variable is never evaluated (PEP 526), and the
+        # variable may become nonlocal in a generated function, where an annotation is
+        # a SyntaxError: keep the assignment only.
+        if not isinstance(node.target, gast.Name):
+            return node
+        if node.value is None:
+            return gast.Pass()
+        return gast.Assign(targets=[node.target], value=node.value, type_comment=None)
+
     # -- shared -------------------------------------------------------------------------
     def _modified(self, *scopes):
         """What the blocks modify, including enclosing variables written (through nonlocal)
@@ -135,6 +153,9 @@ class ControlFlowTransformer(transformer.Base):
         """(state symbols, number of them that are outputs, nonlocal names, global names,
         undefined, maybe undefined)."""
         fn = self.state[_Function]
+        # `d[k]` whose key changes inside the statement is no fixed slot: carry `d`.
+        varying = {qn for qn in modified if not qn.is_composite()}
+        modified = {_fixed_prefix(qn, varying) for qn in modified}
         live = live.union(*fn.enclosing_state)
         defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, frozenset())
         maybe = anno.getanno(node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset())
@@ -312,6 +333,19 @@ class ControlFlowTransformer(transformer.Base):
             names=self._names_tuple(state), opts=self._loop_options(node))
         return (self._undefined_inits(undefined) + accessors + body_def + test_def + call
                 + node.orelse)
+
+
+def _fixed_prefix(qn, varying):
+    """The longest prefix of `qn` (itself included) whose subscripts use none of the names
+    in `varying`: `d` for `d[k]` or `d[k].x` when k varies."""
+    chain = []
+    while qn.is_composite():
+        chain.append(qn)
+        qn = qn.parent
+    for prefix in reversed(chain):              # from the root outwards
+        if prefix.has_subscript() and prefix.subscript.support_set & varying:
+            return prefix.parent
+    return chain[0] if chain else qn
 
 
 def _expr(source):

@@ -11,6 +11,7 @@ tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with the
 state as its inputs and outputs.
 """
 import collections
+import re
 import threading
 
 import numpy as np
@@ -180,7 +181,7 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs
 
     outs = _staging_check("tensor `if`", rt_cf.cond_with_names, cond,
                           branch(body, "true"), branch(orelse, "false"),
-                          names=list(symbol_names), missing=_is_missing_return)
+                          names=_display_names(symbol_names), missing=_is_missing_return)
     set_state(tuple(_unless_unchanged(_from_graph_value(v, like), like)
                     for v, like in zip(outs, init)))
 
@@ -205,6 +206,29 @@ def _unless_unchanged(value, like):
 
 def _is_missing_return(value):
     return type(value) is UndefinedReturnValue
+
+
+# The flags and slots the jump converters make, by what errors should call them.
+_GENERATED = re.compile(r"(retval_|do_return|break_|continue_)(_\d+)?$")
+_MEANING = {"retval_": "the return value", "do_return": "whether the function has returned",
+            "break_": "whether the loop has broken out",
+            "continue_": "whether the iteration has continued"}
+
+
+def _display_names(names):
+    """State names for error messages: what a compiler-made symbol stands for (has
+    spaces: the runtime prints it unquoted), the user's names as they are."""
+    out = []
+    for name in names:
+        match = _GENERATED.match(name)
+        out.append(_MEANING[match.group(1)] if match else name)
+    return out
+
+
+def _quoted(name):
+    """A state symbol's name quoted; what a compiler-made one stands for as it is."""
+    name = _display_names([name])[0]
+    return name if " " in name else f"'{name}'"
 
 
 def _check_defined_in_both(undefined_in_true, undefined_in_false):
@@ -318,7 +342,8 @@ def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()
 
     loop_vars = (tuple(prefix) + tuple(_initial_graph_value(init[i]) for i in carried)
                  + (False,) * len(flagged))
-    loop_names = ([f"<iteration {k}>" for k in range(n_pre)] + [names[i] for i in carried]
+    loop_names = ([f"<iteration {k}>" for k in range(n_pre)]
+                  + _display_names([names[i] for i in carried])
                   + [f"<{names[i]} assigned>" for i in flagged])
     invariants = _invariants(opts, init, carried, n_pre, len(flagged))
     outs = list(_staging_check(
@@ -346,7 +371,7 @@ def _check_unchanged(values, init, carried, names):
         if is_undefined(before) and is_undefined(now):
             continue
         raise staging_error(
-            f"'{names[i]}' holds {_kind(before)} and is changed inside a tensor loop; only "
+            f"{_quoted(names[i])} holds {_kind(before)} and is changed inside a tensor loop; only "
             f"tensors (and numbers, which become tensors) can change in a graph loop",
             skip=4)
 
@@ -482,7 +507,7 @@ def _typed_zero(value, name):
         return []
     if not isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
         raise staging_error(
-            f"'{name}' is first assigned inside a tensor loop and holds {_kind(value)}; a "
+            f"{_quoted(name)} is first assigned inside a tensor loop and holds {_kind(value)}; a "
             f"symbol assigned in a graph loop must hold a tensor (assign it before the loop)",
             skip=6)
     t = value.read_value() if isinstance(value, rt.Variable) else \
@@ -495,7 +520,7 @@ def _typed_zero(value, name):
 def _assert_assigned(flag, value, name):
     if not isinstance(value, Tensor):
         return value
-    message = (f"'{name}' is used after a tensor loop that ran zero times, so it was never "
+    message = (f"{_quoted(name)} is used after a tensor loop that ran zero times, so it was never "
                f"assigned")
     return logging_ops.assert_assigned(flag, value, message)
 
