@@ -1,6 +1,8 @@
 """List mutations become assignments, so the list is part of the loop state.
 
     l.append(x)          =>   l = ag__.list_append(l, x)
+    l.extend(xs)         =>   l = ag__.list_extend(l, xs)
+    l.insert(i, x)       =>   l = ag__.list_insert(l, i, x)
     y = l.pop()          =>   l, y = ag__.list_pop(l, None)
     l.pop()              =>   l = ag__.list_pop(l, None)[0]
     total += l.pop()     =>   l, pop_ = ag__.list_pop(l, None)
@@ -56,6 +58,16 @@ class ListTransformer(transformer.Base):
             target, call = found
             return templates.replace("target = ag__.list_append(target, element)",
                                      target=target, element=call.args[0])
+        found = self._list_method(node.value, "extend", 1)
+        if found is not None and len(found[1].args) == 1:
+            target, call = found
+            return templates.replace("target = ag__.list_extend(target, items)",
+                                     target=target, items=call.args[0])
+        found = self._list_method(node.value, "insert", 2)
+        if found is not None and len(found[1].args) == 2:
+            target, call = found
+            return templates.replace("target = ag__.list_insert(target, i, element)",
+                                     target=target, i=call.args[0], element=call.args[1])
         found = self._list_method(node.value, "pop", 1)
         if found is not None:
             target, call = found

@@ -134,7 +134,7 @@ def _to_graph_value(value):
 def _from_graph_value(value, like):
     """Undo `_to_graph_value` given the value the symbol had before the statement."""
     if isinstance(like, TensorList) and isinstance(value, Tensor):
-        return TensorList(value)
+        return TensorList(value, like.name)
     if nest.is_nested(like) and nest.is_nested(value) and nest.same_structure(like, value):
         return nest.map_structure(_from_graph_value, value, like)
     return value
@@ -433,7 +433,7 @@ def _initial_state(init, names, probe_body, get_state, set_state):
             else:
                 sample = probed[i]
                 if isinstance(sample, _ProbeList) and sample.element is not None:
-                    out[i] = TensorList.empty_like(sample.element)   # appended to in the body
+                    out[i] = TensorList.empty_like(sample.element, names[i])  # appended to
         elif is_undefined(value):
             assigned = probed[i]
             if is_undefined(assigned):
@@ -467,6 +467,19 @@ class _ProbeList:
     def append(self, element):
         if self.element is None:
             self.element = element
+
+    def extend(self, items):
+        for item in items:
+            self.append(item)
+
+    def __iadd__(self, items):
+        self.extend(items)
+        return self
+
+    __add__ = __iadd__
+
+    def insert(self, i, element):
+        self.append(element)
 
     def pop(self, i=None):
         if self.element is None:

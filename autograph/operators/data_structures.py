@@ -9,6 +9,7 @@ it behaves like the list stacked back (`rt.stack(l)`, `l[i]`, `len(l)`, `for`).
 import numpy as np
 
 import runtime as rt
+from runtime import dtypes
 from runtime.ops import registry
 from runtime.tensor import Tensor
 
@@ -18,16 +19,17 @@ from ..errors import staging_error
 class TensorList:
     """A list of same-shaped tensors, stored stacked: `tensor[i]` is element i."""
 
-    __slots__ = ("tensor",)
+    __slots__ = ("tensor", "name")
 
-    def __init__(self, tensor):
+    def __init__(self, tensor, name="list"):
         self.tensor = tensor
+        self.name = name            # the user's name for it, for errors
 
     @classmethod
     def from_list(cls, items, name="list"):
         try:
             return cls(rt.stack([registry.convert_to_tensor(x) if not isinstance(x, Tensor)
-                                 else x for x in items]))
+                                 else x for x in items]), name)
         except (TypeError, ValueError) as e:
             raise staging_error(
                 f"the list '{name}' is changed inside a tensor loop, so it becomes a tensor "
@@ -35,11 +37,11 @@ class TensorList:
                 skip=5) from None
 
     @classmethod
-    def empty_like(cls, element):
+    def empty_like(cls, element, name="list"):
         t = element if isinstance(element, Tensor) else registry.convert_to_tensor(element)
         dims = [0] + [0 if d is None else d for d in (t.shape.dims or ())]
         with rt.init_scope():
-            return cls(rt.constant(np.zeros(dims, t.dtype.np)))
+            return cls(rt.constant(np.zeros(dims, t.dtype.np)), name)
 
     def growing_shape(self):
         """The shape invariant of the stacked tensor: any number of elements."""
@@ -56,16 +58,48 @@ class TensorList:
 
     # -- list operations ----------------------------------------------------------------
     def append(self, x):
-        x = registry.convert_to_tensor(x, dtype_hint=self.tensor.dtype)
-        if x.dtype != self.tensor.dtype:
-            x = rt.cast(x, self.tensor.dtype)
-        return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0))
+        dtype = self.tensor.dtype
+        kind = dtypes.weak_kind(x) if not isinstance(x, Tensor) else None
+        fits = dtypes.weak_result(kind, dtype) == dtype if kind is not None else True
+        if fits:
+            x = registry.convert_to_tensor(x, dtype_hint=dtype)
+        if not fits or x.dtype != dtype:
+            got = f"the Python value {x!r}" if not fits else f"a {x.dtype.name} tensor"
+            raise staging_error(
+                f"the list '{self.name}' is grown inside a tensor loop, so it is a tensor "
+                f"list of {dtype.name} elements (the dtype of its first element), and "
+                f"{got} is appended to it. In a graph all elements of a list need one "
+                f"dtype: start the list with elements of the dtype you append, or cast "
+                f"(rt.cast).", skip=3)
+        return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0), self.name)
+
+    # Other ways of growing a list, in place as on a Python list (`l.extend(xs)`,
+    # `l += xs`, `l.insert(i, x)`) or into a new one (`l + xs`).
+    def extend(self, items):
+        grown = self
+        for item in (items.tensor if isinstance(items, TensorList) else items):
+            grown = grown.append(item)
+        self.tensor = grown.tensor
+
+    def __iadd__(self, items):
+        self.extend(items)
+        return self
+
+    def __add__(self, items):
+        grown = TensorList(self.tensor, self.name)
+        grown.extend(items)
+        return grown
+
+    def insert(self, i, x):
+        t = self.tensor
+        one = TensorList(t[:0], self.name).append(x).tensor
+        self.tensor = rt.concat([t[:i], one, t[i:]], 0)
 
     def pop(self, i=None):
         t = self.tensor
         if i is None or (isinstance(i, int) and i == -1):
-            return TensorList(t[:-1]), t[-1]
-        return TensorList(rt.concat([t[:i], t[i + 1:]], 0)), t[i]
+            return TensorList(t[:-1], self.name), t[-1]
+        return TensorList(rt.concat([t[:i], t[i + 1:]], 0), self.name), t[i]
 
     def stack(self):
         return self.tensor
@@ -103,6 +137,24 @@ def list_append(target, element):
     if isinstance(target, TensorList):
         return target.append(element)
     target.append(element)
+    return target
+
+
+def list_extend(target, items):
+    """`target.extend(items)`, returning the (possibly new) list."""
+    if isinstance(target, TensorList):
+        return target + items
+    target.extend(items)
+    return target
+
+
+def list_insert(target, i, element):
+    """`target.insert(i, element)`, returning the (possibly new) list."""
+    if isinstance(target, TensorList):
+        grown = TensorList(target.tensor, target.name)
+        grown.insert(i, element)
+        return grown
+    target.insert(i, element)
     return target
 
 

@@ -1910,10 +1910,9 @@ def test_mismatched_return_values_name_the_users_if(f):
     assert_names(info.value, f, "if x > 0")
 
 
-LIST_DTYPE = (
-    "operators/data_structures.py: a list grown in a tensor loop becomes a tensor list "
-    "whose element dtype is fixed by its first element; later elements of another dtype "
-    "are silently cast (1.5 -> 1) instead of an error (TF) or the eager values")
+# Fixed: a list grown in a tensor loop becomes a tensor list whose element dtype is
+# fixed by its first element; later elements of another dtype were silently cast
+# (1.5 -> 1). Now a StagingError naming the list and the line (TF raises too).
 
 
 def mixed_numbers_in_list(n):
@@ -1931,22 +1930,18 @@ def int_then_float_tensor_in_list(n):
     return rt.stack(xs)
 
 
-@pytest.mark.xfail(strict=True, reason=LIST_DTYPE)
-@pytest.mark.parametrize("f", [mixed_numbers_in_list, int_then_float_tensor_in_list])
-def test_list_elements_of_another_dtype_are_not_silently_cast(f):
-    eager = f(rt.constant(2))
-    try:
-        result = ag.convert(f)(rt.constant(2))
-    except (ag.StagingError, TypeError) as e:
-        assert "'xs'" in str(e), str(e)
-        return
-    assert not differences(eager, result), differences(eager, result)
+@pytest.mark.parametrize("f, line", [(mixed_numbers_in_list, "xs.append(0.5)"),
+                                     (int_then_float_tensor_in_list, "xs.append(rt.")])
+def test_list_elements_of_another_dtype_are_not_silently_cast(f, line):
+    f(rt.constant(2))
+    with pytest.raises(ag.StagingError) as info:
+        ag.convert(f)(rt.constant(2))
+    assert_names(info.value, f, line, "'xs'")
 
 
-LIST_GROWN_OTHERWISE = (
-    "converters/lists.py: a list grown in a tensor loop by `+=`/`+`/extend/insert gives "
-    "an internal TypeError ('_ProbeList') or a leaked-tensor ValueError that names "
-    "neither the list nor the line; TF rejects these too, but should say which list")
+# Fixed: a list grown in a tensor loop by `+=`/`+`/extend/insert gave an internal
+# TypeError ('_ProbeList') or a leaked-tensor ValueError. They now work like append
+# (TF rejects them).
 
 
 def grow_by_plus_equals(n):
@@ -1963,11 +1958,32 @@ def grow_by_extend(n):
     return rt.stack(xs)
 
 
-@pytest.mark.xfail(strict=True, reason=LIST_GROWN_OTHERWISE)
-@pytest.mark.parametrize("f, text", [(grow_by_plus_equals, "xs += [i]"),
-                                     (grow_by_extend, "xs.extend")])
-def test_list_grown_without_append_names_the_list(f, text):
-    assert len(f(rt.constant(3))) >= 3
-    with pytest.raises((ag.StagingError, TypeError, ValueError)) as info:
-        ag.convert(f)(rt.constant(3))
-    assert_names(info.value, f, text, "'xs'")
+def grow_by_plus(n):
+    xs = [0]
+    for i in range(n):
+        xs = xs + [i * 2]
+    return rt.stack(xs)
+
+
+def grow_by_insert(n):
+    xs = [5]
+    for i in range(n):
+        xs.insert(0, i)
+        if i > 1:
+            xs.extend([i])
+    return rt.stack(xs), len(xs)
+
+
+def python_list_extended_and_inserted(n):
+    xs = []
+    for i in range(3):
+        xs.extend([i, n])
+    xs.insert(1, 7)
+    return xs
+
+
+@pytest.mark.parametrize("f, tensors", cases(grow_by_plus_equals, grow_by_extend,
+                                             grow_by_plus, grow_by_insert,
+                                             python_list_extended_and_inserted))
+def test_list_grown_without_append(f, tensors):
+    assert_equivalent(f, 3, tensors=tensors)
