@@ -5,16 +5,19 @@
         ...                        # x, y: tensors of up to 32 rows
 
 Elements are eager tensors (constants of the graph when iterated while tracing: a
-converted function unrolls a loop over a data set, so keep those small). `shuffle`
+converted function unrolls a loop over a data set, so keep those small). A data set
+made inside a traced function from its symbolic arguments yields slices of them (graph
+operations); their first dimension must be known while tracing. `shuffle`
 is TensorFlow's: a buffer of `buffer_size` elements, each draw replaced by the next
 element; each pass draws anew, reproducibly from `seed` (or the global seed).
 """
 import numpy as np
 
 from . import nest
+from .ops import array_ops
 from .ops import random_ops
 from .ops.registry import constant
-from .tensor import Tensor
+from .tensor import Tensor, is_symbolic
 
 __all__ = ["Dataset"]
 
@@ -29,10 +32,17 @@ class Dataset:
     @staticmethod
     def from_tensor_slices(tensors):
         """The slices of `tensors` (a nest of arrays sharing their first dimension)."""
-        arrays = [np.asarray(t.numpy() if isinstance(t, Tensor) else t)
+        arrays = [t if is_symbolic(t) else np.asarray(t.numpy() if isinstance(t, Tensor) else t)
                   for t in nest.flatten(tensors)]
         if not arrays or any(a.ndim == 0 for a in arrays):
             raise ValueError("from_tensor_slices needs arrays with a first dimension")
+        for a in arrays:
+            if is_symbolic(a) and a.shape[0] is None:
+                raise ValueError(
+                    f"from_tensor_slices: the first dimension of {a.name} is unknown while "
+                    f"tracing (shape {a.shape}); a data set of a function's arguments needs "
+                    f"it known (trace with concrete shapes, or iterate rt.range(rt.shape(t)"
+                    f"[0]) and index)")
         n = len(arrays[0])
         if any(len(a) != n for a in arrays):
             raise ValueError(f"from_tensor_slices: first dimensions differ: "
@@ -83,7 +93,7 @@ class Dataset:
 
     def __iter__(self):
         for element in self._elements():
-            yield nest.map_structure(constant, element)
+            yield nest.map_structure(lambda v: v if is_symbolic(v) else constant(v), element)
 
     def __len__(self):
         return self._length
@@ -100,4 +110,8 @@ def _take(buffer, rng):
 
 
 def _stack(group):
-    return nest.map_structure(lambda *rows: np.stack(rows), *group)
+    def stack(*rows):
+        if any(is_symbolic(r) for r in rows):
+            return array_ops.stack(list(rows))
+        return np.stack(rows)
+    return nest.map_structure(stack, *group)

@@ -156,6 +156,26 @@ def test_dataset_loop_is_unrolled_in_a_converted_function():
     assert float(total(rt.constant(2.0, rt.float64))) == 30.0
 
 
+def _shuffled_batch_sums(features, labels):
+    data = rt.data.Dataset.from_tensor_slices((features, labels))
+    return [rt.reduce_sum(x) - rt.reduce_sum(y) for x, y in data.shuffle(4, seed=3).batch(3)]
+
+
+def test_dataset_of_a_traced_functions_arguments_slices_them_in_the_graph():
+    features, labels = np.arange(7.0), np.ones(7)
+    expected = [float(t) for t in _shuffled_batch_sums(features, labels)]
+    traced = rt.function(_shuffled_batch_sums)(rt.constant(features), rt.constant(labels))
+    assert [float(t) for t in traced] == expected and len(expected) == 3
+    assert expected != [0.0, 9.0, 5.0]          # the unshuffled batches
+
+
+def test_dataset_of_arguments_with_an_unknown_first_dimension_is_a_clear_error():
+    spec = rt.TensorSpec([None], rt.float64)
+    fn = rt.function(_shuffled_batch_sums, input_signature=[spec, spec])
+    with pytest.raises(ValueError, match="first dimension of .* is unknown while tracing"):
+        fn.get_concrete_function()
+
+
 # -- a converted training step with a graph loop gives the eager step's losses ----------------
 
 class SequenceModel:
