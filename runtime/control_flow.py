@@ -20,6 +20,7 @@ from .errors import loop_limit_exceeded
 from .executor import run_graph
 from .graph import Graph, Operation
 from .ops import array_ops
+from .ops.math_ops import cast
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
 from .shapes import TensorShape
@@ -44,14 +45,20 @@ def _describe(names, i, what="output"):
 
 # -- sub-graph tracing ---------------------------------------------------------------------
 
-def _trace_subgraph(fn, name, inputs_specs=(), input_names=None):
-    """Trace fn(*placeholders) into a new sub-graph; returns (graph, result)."""
+def _trace_subgraph(fn, name, inputs_specs=(), input_names=None, weak_kinds=None):
+    """Trace fn(*placeholders) into a new sub-graph; returns (graph, result).
+
+    `weak_kinds[i]` ('i', 'f', ...) marks placeholder i as standing for a Python number
+    (weakly typed: a branch pairing it with a tensor of a wider dtype casts it).
+    """
     graph = Graph(name=name, outer_graph=context.current_graph())
     with graph.as_default():
         phs = []
         for i, (shape, dtype) in enumerate(inputs_specs):
-            op = graph.create_op(registry.get("placeholder"), [],
-                                 {"shape": shape.dims, "dtype": dtype},
+            attrs = {"shape": shape.dims, "dtype": dtype}
+            if weak_kinds and weak_kinds[i]:
+                attrs["weak_kind"] = weak_kinds[i]
+            op = graph.create_op(registry.get("placeholder"), [], attrs,
                                  [(shape, dtype)],
                                  name=input_names[i] if input_names else f"arg{i}")
             phs.append(op.outputs[0])
@@ -237,9 +244,33 @@ def _unify_branch_values(a, b, then_graph, else_graph, what):
     if not b_t:
         b = _python_to_branch_tensor(b, a.dtype, else_graph, what, "false")
     if a.dtype != b.dtype:
+        # A loop variable that started as a Python number is weakly typed: the other
+        # branch's dtype wins where weak typing allows (the loop then retraces with it).
+        kind_a, kind_b = _weak_kind_of(a), _weak_kind_of(b)
+        if kind_b and dtypes.weak_result(kind_b, a.dtype) == a.dtype:
+            with else_graph.as_default():
+                return a, cast(b, a.dtype)
+        if kind_a and dtypes.weak_result(kind_a, b.dtype) == b.dtype:
+            with then_graph.as_default():
+                return cast(a, b.dtype), b
         raise TypeError(f"cond: {what} has dtype {a.dtype.name} in the true branch but "
                         f"{b.dtype.name} in the false branch")
     return a, b
+
+
+def _weak_kind_of(t):
+    """The weak kind of a loop placeholder standing for a Python number (through
+    captures into inner graphs), else None."""
+    for _ in range(100):
+        op = t.op
+        if op.type == "placeholder":
+            return op.attrs.get("weak_kind")
+        if op.type != "capture":
+            return None
+        t = next((outer for outer, inner in op.graph.captures if inner is t), None)
+        if not isinstance(t, SymbolicTensor):
+            return None
+    return None
 
 
 def _values_equal(a, b):
@@ -370,7 +401,9 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
                  for i, v in enumerate(flat_values)]
     invariants = _invariants(shape_invariants, structure, flat_init, single, names)
     specs = [(shape, t.dtype) for shape, t in zip(invariants, flat_init)]
-    traced = _trace_loop(cond, body, structure, single, specs, names)
+    weak = [None if isinstance(v, (Tensor, Variable, np.generic, np.ndarray)) else
+            dtypes.weak_kind(v) for v in flat_values] if adapt_numbers else None
+    traced = _trace_loop(cond, body, structure, single, specs, names, weak)
     retyped = _weak_retyping(traced, flat_values, specs) if adapt_numbers else None
     if retyped:
         # A Python number adapts to the dtype the body gives it (as `0 + x_int64` would):
@@ -378,7 +411,8 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
         for i, dtype in retyped.items():
             flat_init[i] = registry.constant(flat_values[i], dtype)
             specs[i] = (specs[i][0], dtype)
-        traced = _trace_loop(cond, body, structure, single, specs, names)
+            weak[i] = None
+        traced = _trace_loop(cond, body, structure, single, specs, names, weak)
     cond_graph, body_graph, outputs = traced
     _check_loop_outputs(outputs, specs, names)
     _finish_subgraph(body_graph, outputs)
@@ -398,7 +432,7 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
     return result[0] if single else (tuple(result) if isinstance(loop_vars, tuple) else result)
 
 
-def _trace_loop(cond, body, structure, single, specs, names):
+def _trace_loop(cond, body, structure, single, specs, names, weak_kinds=None):
     """Trace cond and body on placeholders of `specs`; (cond graph, body graph, outputs)."""
     def call_with(fn):
         def traced(*phs):
@@ -407,10 +441,12 @@ def _trace_loop(cond, body, structure, single, specs, names):
         return traced
 
     arg_names = _placeholder_names(names, len(specs))
-    cond_graph, cond_result = _trace_subgraph(call_with(cond), "while_cond", specs, arg_names)
+    cond_graph, cond_result = _trace_subgraph(call_with(cond), "while_cond", specs, arg_names,
+                                              weak_kinds)
     cond_result = _loop_condition(cond_result, cond_graph)
     _finish_subgraph(cond_graph, [cond_result])
-    body_graph, body_result = _trace_subgraph(call_with(body), "while_body", specs, arg_names)
+    body_graph, body_result = _trace_subgraph(call_with(body), "while_body", specs, arg_names,
+                                              weak_kinds)
     if single or not isinstance(body_result, (list, tuple)):
         body_result = [body_result]
     if not nest.same_structure(_as_lists(structure), _as_lists(list(body_result))):

@@ -6,7 +6,8 @@ with Python and with tensor arguments; misuse that TensorFlow's AutoGraph reject
 raise the documented error naming the variable and the user's file:line.
 
 Data is int32 / float32 (TensorFlow's defaults) unless a test is about other dtypes.
-Failures found are kept as strict xfails (`known_bug`) with a one-line diagnosis."""
+Failures found are kept as strict xfails (`known_bug`) with a one-line diagnosis until
+fixed; the ones fixed stay below, each with the diagnosis it had."""
 import collections
 import functools
 import inspect
@@ -14,7 +15,7 @@ import os
 
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, cases, differences, known_bug, static
+from equivalence import assert_equivalent, cases, differences, static
 
 import autograph as ag
 import runtime as rt
@@ -1670,7 +1671,7 @@ def test_recursion_on_a_tensor_depth():
     assert ag.convert(recursion_on_tensor_depth)(3).numpy() == 6
 
 
-# -- bugs found (strict xfails; a fix shows up as XPASS) ----------------------------------
+# -- bugs these programs found (all fixed; each keeps its diagnosis) ----------------------
 
 # Fixed: a name bound by `:=` in a while condition was neither declared nonlocal in the
 # generated loop_test nor carried as loop state (UnboundLocalError even with Python
@@ -1759,10 +1760,8 @@ def tree_reduce(tree, x):
     return tree * x
 
 
-WEAK_LOOP_VARIABLE = (
-    "operators/control_flow.py: a Python-number loop variable is a strong int32/float32 "
-    "placeholder inside the body, so a tensor `if` in the body that assigns it an "
-    "int64/float64 tensor raises (the loop-level weak-dtype adaptation comes too late)")
+# Fixed: a Python-number loop variable was a strong int32/float32 placeholder inside the
+# body, so a tensor `if` in the body that assigned it an int64/float64 tensor raised.
 
 
 def smallest_so_far(v):
@@ -1848,11 +1847,11 @@ def bug_params(bug, *args, suffix=""):
     *bug_params(activation, 2.0, static("relu"), suffix="-positive"),
     *bug_params(activation, -2.0, static("relu"), suffix="-negative"),
     *bug_params(tree_reduce, static(((1, 2), (3, (4, 5)))), 2),
-    *bug_params(known_bug(smallest_so_far, WEAK_LOOP_VARIABLE), np.array([3.0, 1.0, 2.0])),
-    *bug_params(known_bug(last_match, WEAK_LOOP_VARIABLE), np.array([1, 2, 3]), 2),
+    *bug_params(smallest_so_far, np.array([3.0, 1.0, 2.0])),
+    *bug_params(last_match, np.array([1, 2, 3]), 2),
     *bug_params(mean_loss_of_batches, f32(1, 2, 3, 4, 5), f32(1, 1, 1, 1, 1)),
 ])
-def test_known_bugs_and_fixed_ones(f, args, tensors):
+def test_bugs_found_stay_fixed(f, args, tensors):
     assert_equivalent(f, *args, tensors=tensors)
 
 
