@@ -24,6 +24,10 @@ class ContinueTransformer(guards.GuardingTransformer):
     def _visit_loop(self, node):
         flag = self.ctx.namer.new_symbol("continue_", ())
         node.body, used = self.visit_block_guarded(node.body, flag, is_target=True)
+        if used and not self.last_flag_read():
+            # Every continue ended up as an if/else (see guards.py): the flag is unused.
+            node.body = guards.drop_assignments(node.body, flag) or [gast.Pass()]
+            used = False
         if used:
             node.body = templates.replace("flag = False", flag=flag) + node.body
         else:

@@ -39,6 +39,7 @@ class _Block:
         self.used = False           # any jump to this target
         self.definitely = False     # every path through the statements so far jumps
         self.any_jump = False       # some statement in the block may jump
+        self.flag_read = False      # a target's flag is tested somewhere (a guard)
 
 
 class GuardingTransformer(transformer.Base):
@@ -65,11 +66,16 @@ class GuardingTransformer(transformer.Base):
                 return block.flag
         raise AssertionError("a jump outside of any target block")
 
-    def current_target_flag(self):
+    def current_target_flag(self, reading=False):
         for block in reversed(self.state[_Block].stack):
             if block.is_target:
+                block.flag_read = block.flag_read or reading
                 return block.flag
         return None
+
+    def last_flag_read(self):
+        """Whether the target block visited last tests its flag anywhere."""
+        return self.last_block.flag_read
 
     def _after_statement(self, node):
         block = self.state[_Block].value
@@ -83,7 +89,8 @@ class GuardingTransformer(transformer.Base):
         block.may_jump = False
         if collapse is not None:
             return node, getattr(node, collapse)    # the rest goes into the other branch
-        guard = templates.replace("if not flag:\n    pass", flag=self.current_target_flag())[0]
+        guard = templates.replace("if not flag:\n    pass",
+                                  flag=self.current_target_flag(reading=True))[0]
         guard.body = []
         guard._ag_guard = True
         nodes = node if isinstance(node, list) else [node]
@@ -125,6 +132,25 @@ class GuardingTransformer(transformer.Base):
                 new, _ = self.visit_block_guarded(stmts)
                 setattr(node, field, new or [gast.Pass()])
         return node
+
+
+def drop_assignments(nodes, name):
+    """Removes `name = ...` statements from a statement list and the blocks nested in it
+    (not from functions defined there): for a flag nothing ends up testing."""
+    kept = []
+    for node in nodes:
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], gast.Name) and node.targets[0].id == name):
+            continue
+        if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], gast.stmt):
+                    setattr(node, field, drop_assignments(block, name) or [gast.Pass()])
+            for handler in getattr(node, "handlers", None) or ():
+                handler.body = drop_assignments(handler.body, name) or [gast.Pass()]
+        kept.append(node)
+    return kept
 
 
 def _prune_guards(nodes):

@@ -50,6 +50,7 @@ class _Function:
     def __init__(self):
         self.do_return = None
         self.retval = None
+        self.tested_by_loop = False     # a loop test reads do_return
 
 
 class ReturnTransformer(guards.GuardingTransformer):
@@ -75,6 +76,7 @@ class ReturnTransformer(guards.GuardingTransformer):
         node.test = self.visit(node.test)
         node = self.visit_nested_blocks(node, ("body", "orelse"))
         if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
+            self.state[_Function].tested_by_loop = True
             node.test = templates.replace_as_expression(
                 "not do_return and test", do_return=self.state[_Function].do_return,
                 test=node.test)
@@ -84,6 +86,7 @@ class ReturnTransformer(guards.GuardingTransformer):
         node.iter = self.visit(node.iter)
         node = self.visit_nested_blocks(node, ("body", "orelse"))
         if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
+            self.state[_Function].tested_by_loop = True
             extra = templates.replace_as_expression(
                 "not do_return", do_return=self.state[_Function].do_return)
             existing = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
@@ -105,6 +108,17 @@ class ReturnTransformer(guards.GuardingTransformer):
             if not isinstance(node.body[-1], gast.Return):
                 node.body.append(gast.Return(value=None))
             body, _ = self.visit_block_guarded(node.body, fn.do_return, is_target=True)
+            if not (self.last_flag_read() or fn.tested_by_loop):
+                # Every return ended up in an if/else (see guards.py): nothing tests
+                # do_return, so it is not needed at all.
+                body = guards.drop_assignments(body, fn.do_return)
+                node.body = templates.replace(
+                    """
+                    retval = ag__.UndefinedReturnValue()
+                    body
+                    return ag__.ret(retval)
+                    """, retval=fn.retval, body=body)
+                return node
             node.body = templates.replace(
                 """
                 do_return = False
