@@ -37,6 +37,7 @@ from autograph.pyct import parser
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 
 traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
@@ -151,7 +152,7 @@ def generate(fn, options):
 def _identifiers(node):
     """Every name the function's code uses: generated names must differ from all."""
     names = set()
-    for n in gast.walk(node):
+    for n in visitor.walk(node):
         if isinstance(n, gast.Name):
             names.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
@@ -176,7 +177,7 @@ def _reject_generators(fn_node, fn):
             raise ConversionError(
                 f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
                 f"be converted to graph code. Return a list or a tensor instead.")
-        stack.extend(gast.iter_child_nodes(n))
+        stack.extend(visitor.children(n))
 
 
 def _describe(fn):

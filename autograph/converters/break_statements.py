@@ -21,6 +21,7 @@ import gast
 from autograph.pyct import anno
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 
 
 class _Loop:
@@ -81,7 +82,7 @@ class BreakTransformer(transformer.Base):
 
 
 def _binds_names(node):
-    return any(isinstance(n, gast.NamedExpr) for n in gast.walk(node))
+    return any(isinstance(n, gast.NamedExpr) for n in visitor.walk(node))
 
 
 def _jumps_out_of(statements):
@@ -94,7 +95,7 @@ def _jumps_out_of(statements):
             return True
         if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
                               gast.While, gast.For, gast.AsyncFor, gast.expr)):
-            stack.extend(gast.iter_child_nodes(n))
+            stack.extend(visitor.children(n))
     return False
 
 

@@ -8,11 +8,12 @@ from autograph.pyct import anno
 from autograph.pyct import parser
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 
 
 def record_source_text(root):
     """Annotate each conditional expression with its text as written (before conversion)."""
-    for node in gast.walk(root):
+    for node in visitor.walk(root):
         if isinstance(node, gast.IfExp):
             anno.setanno(node, anno.Basic.SOURCE_TEXT, parser.unparse(node).strip())
 

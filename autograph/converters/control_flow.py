@@ -28,6 +28,7 @@ from autograph.pyct import ast_util
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 from autograph.pyct.static_analysis import activity
 from autograph.pyct.static_analysis import cfg
 from autograph.pyct.static_analysis import liveness
@@ -64,7 +65,7 @@ def _unbound_nonlocals(fn_node):
 def _closure_writes(fn_node):
     """{name of a def nested in fn_node: the enclosing variables it assigns via nonlocal}."""
     writes = {}
-    for n in gast.walk(fn_node):
+    for n in visitor.walk(fn_node):
         if n is fn_node or not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
             continue
         scope = anno.getanno(n, anno.Static.SCOPE, None)
@@ -76,7 +77,7 @@ def _closure_writes(fn_node):
 
 
 def _names_read(node):
-    return {qual_names.QN(n.id) for n in gast.walk(node)
+    return {qual_names.QN(n.id) for n in visitor.walk(node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
@@ -357,7 +358,7 @@ def _expr(source):
 
 def _stored_symbols(target):
     """The symbols a for-loop target assigns."""
-    return {anno.getanno(n, anno.Basic.QN) for n in gast.walk(target)
+    return {anno.getanno(n, anno.Basic.QN) for n in visitor.walk(target)
             if isinstance(getattr(n, "ctx", None), gast.Store) and anno.hasanno(n, anno.Basic.QN)}
 
 

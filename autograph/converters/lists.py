@@ -129,5 +129,11 @@ def _index(call):
     return call.args[0] if call.args else gast.Constant(value=None, kind=None)
 
 
+_METHODS = ("append", "pop", "extend", "insert")
+
+
 def transform(node, ctx):
+    source = ctx.info.source_code
+    if source and not any(method in source for method in _METHODS):
+        return node                 # nothing to rewrite (the usual case: skip the walk)
     return ListTransformer(ctx).visit(node)

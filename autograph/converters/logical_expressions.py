@@ -12,10 +12,11 @@ import gast
 
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 
 
 def _binds_names(node):
-    return any(isinstance(n, gast.NamedExpr) for n in gast.walk(node))
+    return any(isinstance(n, gast.NamedExpr) for n in visitor.walk(node))
 
 
 class LogicalExpressionTransformer(transformer.Base):

@@ -23,6 +23,7 @@ from autograph.pyct import ast_util
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 
 _MATCH_TYPES = tuple(getattr(gast, name) for name in (
     "MatchValue", "MatchSingleton", "MatchAs", "MatchOr") if hasattr(gast, name))
@@ -39,7 +40,7 @@ def _supported(pattern):
 
 
 def _binds(pattern):
-    return any(isinstance(n, gast.MatchAs) and n.name for n in gast.walk(pattern))
+    return any(isinstance(n, gast.MatchAs) and n.name for n in visitor.walk(pattern))
 
 
 def _test(pattern, subject):

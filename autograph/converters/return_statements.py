@@ -22,6 +22,7 @@ import gast
 from autograph.converters import guards
 from autograph.pyct import anno
 from autograph.pyct import templates
+from autograph.pyct import visitor
 
 
 def _returns_of(fn_node):
@@ -35,7 +36,7 @@ def _returns_of(fn_node):
             continue
         if isinstance(n, gast.Return):
             found.append(n)
-        stack.extend(gast.iter_child_nodes(n))
+        stack.extend(visitor.children(n))
     return found
 
 
@@ -139,11 +140,28 @@ class ReturnTransformer(guards.GuardingTransformer):
 def _assigns(nodes, name):
     """Whether the statements assign `name` (a lowered return inside them)."""
     for stmt in nodes:
-        for n in gast.walk(stmt):
+        for n in visitor.walk(stmt):
             if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store):
                 return True
     return False
 
 
 def transform(node, ctx):
+    if isinstance(node, gast.FunctionDef) and not needs_lowering(node) \
+            and not _defines_functions(node):
+        return node                 # nothing to lower (the usual case: skip the walk)
     return ReturnTransformer(ctx).visit(node)
+
+
+def _defines_functions(fn_node):
+    """Whether a def or class statement is nested in the function (statements only)."""
+    stack = list(fn_node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            return True
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(n, field, None)
+            if isinstance(block, list):
+                stack.extend(block)
+    return False

@@ -9,6 +9,8 @@ import enum
 
 import gast
 
+from autograph.pyct import visitor
+
 ANNO_ATTR = "_ag_anno"
 
 
@@ -101,7 +103,7 @@ def keys(node):
 
 def dup(node, copy_map):
     """Copies annotations, on `node` and all below it, to new keys: {from_key: to_key}."""
-    for n in gast.walk(node):
+    for n in visitor.walk(node):
         for from_key, to_key in copy_map.items():
             if hasanno(n, from_key):
                 setanno(n, to_key, getanno(n, from_key))

@@ -4,38 +4,10 @@ import gast
 from autograph.pyct import anno
 from autograph.pyct import parser
 from autograph.pyct import qual_names
+from autograph.pyct import visitor
 
 
-_LEAVES = (gast.expr_context, gast.operator, gast.unaryop, gast.boolop, gast.cmpop)
-
-
-class NodeVisitor(gast.NodeVisitor):
-    """gast.NodeVisitor with its dispatch cached per node type and a tighter default
-    traversal (no generators; contexts and operators, which have no children, are not
-    visited). Same semantics for visitors that define no visit_<context or operator>."""
-
-    def visit(self, node):
-        cls = type(self)
-        table = cls.__dict__.get("_dispatch_table")
-        if table is None:
-            table = {}
-            setattr(cls, "_dispatch_table", table)
-        method = table.get(type(node))
-        if method is None:
-            method = getattr(cls, "visit_" + type(node).__name__, cls.generic_visit)
-            table[type(node)] = method
-        return method(self, node)
-
-    def generic_visit(self, node):
-        values = node.__dict__
-        for field in node._fields:
-            value = values.get(field)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, gast.AST) and not isinstance(item, _LEAVES):
-                        self.visit(item)
-            elif isinstance(value, gast.AST) and not isinstance(value, _LEAVES):
-                self.visit(value)
+NodeVisitor = visitor.NodeVisitor
 
 
 def copy_clean(node, preserve_annos=None):
@@ -220,7 +192,7 @@ def own_body_symbols(fn_node):
             bound.add((n.asname or n.name).partition(".")[0])
         elif not isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
                                 gast.GeneratorExp)):
-            stack.extend(gast.iter_child_nodes(n))
+            stack.extend(visitor.children(n))
     return bound, declared, nested
 
 

@@ -17,6 +17,7 @@ import gast
 from autograph.pyct import anno
 from autograph.pyct import ast_util
 from autograph.pyct import parser
+from autograph.pyct import visitor
 
 Location = collections.namedtuple("Location", ("filename", "lineno", "col_offset"))
 LineLocation = collections.namedtuple("LineLocation", ("filename", "lineno"))
@@ -68,7 +69,7 @@ def resolve(node, source, context_filepath, context_lineno, context_col_offset=0
             name = n.name
         elif isinstance(n, gast.Lambda):
             name = "<lambda>"
-        stack.extend((child, name) for child in gast.iter_child_nodes(n))
+        stack.extend((child, name) for child in visitor.children(n))
     return node
 
 
@@ -134,4 +135,4 @@ def _inherit_origins(root, inherited):
         node, origin = stack.pop()
         origin = anno.getanno(node, anno.Basic.ORIGIN, origin)
         inherited[id(node)] = origin
-        stack.extend((child, origin) for child in gast.iter_child_nodes(node))
+        stack.extend((child, origin) for child in visitor.children(node))

@@ -8,6 +8,7 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import parser
+from autograph.pyct import visitor
 
 
 class Literal:
@@ -180,7 +181,7 @@ def _subscript_qn(node):
     return anno.getanno(node, anno.Basic.QN, None)
 
 
-class _Resolver(gast.NodeVisitor):
+class _Resolver(visitor.NodeVisitor):
 
     def visit_Name(self, node):
         self.generic_visit(node)

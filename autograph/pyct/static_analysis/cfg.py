@@ -23,6 +23,7 @@ import heapq
 import gast
 
 from autograph.pyct import parser
+from autograph.pyct import visitor
 
 
 class Node:
@@ -59,7 +60,7 @@ class Graph(collections.namedtuple("Graph", (
 
 def build(node):
     """{FunctionDef, AsyncFunctionDef or Lambda node: Graph} for every function in node."""
-    return {fn: _Builder().build(fn) for fn in gast.walk(node)
+    return {fn: _Builder().build(fn) for fn in visitor.walk(node)
             if isinstance(fn, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))}
 
 
