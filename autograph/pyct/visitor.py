@@ -22,15 +22,8 @@ class NodeVisitor(gast.NodeVisitor):
         return method(self, node)
 
     def generic_visit(self, node):
-        values = node.__dict__
-        for field in node._fields:
-            value = values.get(field)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, gast.AST) and not isinstance(item, _LEAVES):
-                        self.visit(item)
-            elif isinstance(value, gast.AST) and not isinstance(value, _LEAVES):
-                self.visit(value)
+        for child in children(node):
+            self.visit(child)
 
 
 def children(node):
