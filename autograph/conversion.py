@@ -94,8 +94,8 @@ def namespace_for(options):
 # -- transform -----------------------------------------------------------------------------
 
 def transform(node, ctx):
-    """Apply the converter pipeline to a parsed function (see converters/__init__.py)."""
-    conditional_expressions.record_source_text(node)
+    """Apply the converter pipeline to a parsed function (see converters/__init__.py),
+    after `_scan` (which `generate` runs first)."""
     qual_names.resolve(node)
     for converter in PIPELINE:
         node = converter(node, ctx)
@@ -135,9 +135,9 @@ def generate(fn, options):
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
-    _reject_generators(node, fn)
+    identifiers = _scan(node, fn)
     namespace = _entity_namespace(fn)
-    namer = naming.Namer(set(namespace) | _identifiers(node))
+    namer = naming.Namer(set(namespace) | identifiers)
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
                                   future_features=(), namespace=namespace)
     ctx = transformer.Context(info, namer, options)
@@ -149,35 +149,37 @@ def generate(fn, options):
     return node
 
 
-def _identifiers(node):
-    """Every name the function's code uses: generated names must differ from all."""
+def _scan(fn_node, fn):
+    """One walk before conversion: rejects generators (a `yield` not inside a nested
+    function), records the text of conditional expressions as written, and returns every
+    name the code uses (generated names must differ from all)."""
     names = set()
-    for n in visitor.walk(node):
+    stack = [(fn_node, False)]
+    while stack:
+        n, nested = stack.pop()
         if isinstance(n, gast.Name):
             names.add(n.id)
-        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             names.add(n.name)
+            nested = nested or n is not fn_node
+        elif isinstance(n, gast.Lambda):
+            nested = nested or n is not fn_node
         elif isinstance(n, (gast.Global, gast.Nonlocal)):
             names.update(n.names)
+        elif isinstance(n, gast.IfExp):
+            conditional_expressions.record_source_text(n)
+        elif isinstance(n, (gast.Yield, gast.YieldFrom)) and not nested:
+            raise ConversionError(
+                f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
+                f"be converted to graph code. Return a list or a tensor instead.")
+        stack.extend((child, nested) for child in visitor.children(n))
     return names
 
 
 def _where(node):
     origin = anno.getanno(node, anno.Basic.ORIGIN, None)
     return f"{origin.loc.filename}:{origin.loc.lineno}" if origin is not None else "?"
-
-
-def _reject_generators(fn_node, fn):
-    stack = list(fn_node.body) if isinstance(fn_node, gast.FunctionDef) else [fn_node.body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
-            continue
-        if isinstance(n, (gast.Yield, gast.YieldFrom)):
-            raise ConversionError(
-                f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
-                f"be converted to graph code. Return a list or a tensor instead.")
-        stack.extend(visitor.children(n))
 
 
 def _describe(fn):

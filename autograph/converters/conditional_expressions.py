@@ -11,11 +11,12 @@ from autograph.pyct import transformer
 from autograph.pyct import visitor
 
 
-def record_source_text(root):
-    """Annotate each conditional expression with its text as written (before conversion)."""
-    for node in visitor.walk(root):
-        if isinstance(node, gast.IfExp):
-            anno.setanno(node, anno.Basic.SOURCE_TEXT, parser.unparse(node).strip())
+def record_source_text(node):
+    """Annotate each conditional expression in `node` (one, or a tree) with its text as
+    written; conversion does it for every one, before converting."""
+    for n in visitor.walk(node):
+        if isinstance(n, gast.IfExp) and not anno.hasanno(n, anno.Basic.SOURCE_TEXT):
+            anno.setanno(n, anno.Basic.SOURCE_TEXT, parser.unparse(n).strip())
 
 
 class ConditionalExpressionTransformer(transformer.Base):
