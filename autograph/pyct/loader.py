@@ -58,8 +58,9 @@ class _NumberingUnparser(ast._Unparser):  # pylint: disable=protected-access
 
     def write(self, *text):
         for t in text:
-            self.lines += t.count("\n")
-        super().write(*text)
+            if "\n" in t:
+                self.lines += t.count("\n")
+        self._source.extend(text)
 
     def traverse(self, node):
         if isinstance(node, ast.stmt):

@@ -56,20 +56,22 @@ def resolve(node, source, context_filepath, context_lineno, context_col_offset=0
     """
     source_lines = source.splitlines()
     n_lines = len(source_lines)
+    new = tuple.__new__             # the namedtuples, built without their argument parsing
     stack = [(node, None)]
     while stack:
         n, name = stack.pop()
-        lineno = getattr(n, "lineno", None)
+        lineno = n.__dict__.get("lineno")
         if lineno is not None:
-            loc = Location(context_filepath, context_lineno + lineno - 1,
-                           n.col_offset + context_col_offset)
+            loc = new(Location, (context_filepath, context_lineno + lineno - 1,
+                                 n.col_offset + context_col_offset))
             line = source_lines[lineno - 1] if lineno <= n_lines else ""
-            anno.setanno(n, anno.Basic.ORIGIN, OriginInfo(loc, name, line))
+            anno.setanno(n, anno.Basic.ORIGIN, new(OriginInfo, (loc, name, line)))
         if isinstance(n, _FUNCTIONS):
             name = n.name
         elif isinstance(n, gast.Lambda):
             name = "<lambda>"
-        stack.extend((child, name) for child in visitor.children(n))
+        for child in visitor.children(n):
+            stack.append((child, name))
     return node
 
 
