@@ -59,9 +59,12 @@ class CallTreeTransformer(transformer.Base):
                                values=[kw.value for kw in node.keywords])
         else:
             kwargs = gast.Constant(value=None, kind=None)
-        return templates.replace_as_expression(
-            "ag__.converted_call(func, args, kwargs)", func=node.func, args=args,
-            kwargs=kwargs)
+        # ag__.converted_call(func, args, kwargs), built directly (the commonest rewrite:
+        # a template costs several times more here).
+        converted_call = gast.Attribute(
+            value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
+            attr="converted_call", ctx=gast.Load())
+        return gast.Call(func=converted_call, args=[node.func, args, kwargs], keywords=[])
 
     def _explicit_super(self, node):
         fn = self.state[_Function]
