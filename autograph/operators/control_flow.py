@@ -26,7 +26,7 @@ from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
 from ..errors import StagingError, is_user_error, mark_user_error, staging_error
-from .data_structures import TensorList
+from .data_structures import TensorList, check_list_element
 from .variables import Undefined, UndefinedReturnValue, is_undefined
 
 __all__ = ["if_stmt", "while_stmt", "for_stmt", "if_exp", "is_symbolic"]
@@ -424,7 +424,7 @@ def _initial_state(init, names, probe_body, get_state, set_state):
     """
     unknown = [i for i, v in enumerate(init)
                if is_undefined(v) or (isinstance(v, list) and not v)]
-    probed = _probe(init, probe_body, get_state, set_state) if unknown else None
+    probed = _probe(init, probe_body, get_state, set_state, names) if unknown else None
     out = list(init)
     for i, value in enumerate(init):
         if isinstance(value, list):
@@ -443,14 +443,14 @@ def _initial_state(init, names, probe_body, get_state, set_state):
     return out
 
 
-def _probe(init, probe_body, get_state, set_state):
+def _probe(init, probe_body, get_state, set_state, names):
     """Run the body once in a scratch graph, on symbolic stand-ins for the loop state
     (as in the real loop, where every iteration's values are unknown), and return
     the state it leaves."""
     scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
     try:
         with scratch.as_default():
-            set_state(tuple(_stand_in(v, scratch) for v in init))
+            set_state(tuple(_stand_in(v, scratch, name) for v, name in zip(init, names)))
             _user(probe_body)()
             return list(get_state())
     finally:
@@ -461,10 +461,12 @@ class _ProbeList:
     """Stands for an empty list during the probe: it records the first element appended
     and otherwise stays the same object (so probed branches agree on it)."""
 
-    def __init__(self):
+    def __init__(self, name="list"):
         self.element = None
+        self.name = name
 
     def append(self, element):
+        check_list_element(element, self.name)
         if self.element is None:
             self.element = element
 
@@ -493,12 +495,12 @@ class _ProbeList:
         return iter(())
 
 
-def _stand_in(value, graph):
+def _stand_in(value, graph, name="list"):
     """A placeholder shaped like a loop-state value; lists as the loop will carry them."""
     if isinstance(value, list):
-        return TensorList.from_list(value, "list") if value else _ProbeList()
+        return TensorList.from_list(value, name) if value else _ProbeList(name)
     if nest.is_nested(value):
-        return nest.map_structure(lambda v: _stand_in(v, graph), value)
+        return nest.map_structure(lambda v: _stand_in(v, graph, name), value)
     if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
         t = value.read_value() if isinstance(value, rt.Variable) else \
             registry.convert_to_tensor(value)

@@ -38,6 +38,7 @@ class TensorList:
 
     @classmethod
     def empty_like(cls, element, name="list"):
+        check_list_element(element, name)
         t = element if isinstance(element, Tensor) else registry.convert_to_tensor(element)
         dims = [0] + [0 if d is None else d for d in (t.shape.dims or ())]
         with rt.init_scope():
@@ -58,6 +59,7 @@ class TensorList:
 
     # -- list operations ----------------------------------------------------------------
     def append(self, x):
+        check_list_element(x, self.name)
         dtype = self.tensor.dtype
         kind = dtypes.weak_kind(x) if not isinstance(x, Tensor) else None
         fits = dtypes.weak_result(kind, dtype) == dtype if kind is not None else True
@@ -125,6 +127,15 @@ class TensorList:
 
     def __repr__(self):
         return f"TensorList({self.tensor!r})"
+
+
+def check_list_element(x, name):
+    """Raise unless `x` can be an element of a tensor list (names the list)."""
+    if isinstance(x, (tuple, list, dict)):
+        raise staging_error(
+            f"the list '{name}' is grown inside a tensor loop, so it becomes a tensor list, "
+            f"whose elements must be tensors (or numbers); this one is a {type(x).__name__}. "
+            f"Append rt.stack([...]) of the values, or keep one list per value.", skip=4)
 
 
 def new_list(iterable=None):

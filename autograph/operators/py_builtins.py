@@ -159,6 +159,13 @@ class TensorRange(TensorIterable):
         return self.start + i * self.step
 
     def __iter__(self):
+        if self.is_symbolic():
+            bound = next(b for b in (self.start, self.stop, self.step) if is_symbolic(b))
+            raise TypeError(
+                f"range() with the bound {bound.name}, a tensor known only when the graph "
+                f"runs, cannot be iterated by Python while tracing (a comprehension, list(), "
+                f"unpacking, a call): only a `for` statement over it becomes a graph loop. "
+                f"Write the comprehension as a `for` loop appending to a list.")
         return iter(builtins.range(self.start, self.stop, self.step))
 
 

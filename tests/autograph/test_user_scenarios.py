@@ -1671,6 +1671,30 @@ def test_recursion_on_a_tensor_depth():
     assert ag.convert(recursion_on_tensor_depth)(3).numpy() == 6
 
 
+def pairs_in_a_tensor_loop(n):
+    out = []
+    for i in range(n):
+        out.append((i, i * 2))
+    return out
+
+
+def test_list_of_tuples_grown_in_a_tensor_loop_names_the_list():
+    with pytest.raises(ag.StagingError) as info:
+        ag.convert(pairs_in_a_tensor_loop)(rt.constant(3))
+    assert "tuple" in str(info.value)
+    assert_names(info.value, pairs_in_a_tensor_loop, "out.append(", "'out'")
+
+
+def doubled_by_comprehension(n):
+    return [i * 2 for i in range(n)]
+
+
+def test_comprehension_over_a_tensor_range_says_to_use_a_loop():
+    assert doubled_by_comprehension(3) == [0, 2, 4]
+    with pytest.raises(TypeError, match="only a `for` statement over it becomes a graph loop"):
+        ag.convert(doubled_by_comprehension)(rt.constant(3))
+
+
 # -- bugs these programs found (all fixed; each keeps its diagnosis) ----------------------
 
 # Fixed: a name bound by `:=` in a while condition was neither declared nonlocal in the
