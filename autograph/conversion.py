@@ -26,8 +26,8 @@ from autograph import converters as _converters_package  # noqa: F401
 from autograph import operators
 from autograph.converters import (asserts, break_statements, call_trees,
                                   conditional_expressions, continue_statements, control_flow,
-                                  directives, lists, logical_expressions, match_statements,
-                                  return_statements, unsupported)
+                                  directives, f_strings, lists, logical_expressions,
+                                  match_statements, return_statements, unsupported)
 from autograph.errors import ConversionError
 from autograph.pyct import anno
 from autograph.pyct import loader
@@ -42,9 +42,10 @@ from autograph.pyct import visitor
 traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
 class _ExpressionTransformer(conditional_expressions.ConditionalExpressionTransformer,
-                             logical_expressions.LogicalExpressionTransformer):
-    """Converters 11 and 12 rewrite different nodes (IfExp; BoolOp, not, Compare) and
-    nothing else: one walk of the (by now much larger) tree serves both."""
+                             logical_expressions.LogicalExpressionTransformer,
+                             f_strings.FStringTransformer):
+    """Converters 11-13 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
+    and nothing else: one walk of the (by now much larger) tree serves all three."""
 
 
 def _expressions(node, ctx):

@@ -12,6 +12,9 @@
 10. control_flow             if/while/for -> ag__.if_stmt / while_stmt / for_stmt
 11. conditional_expressions  a if c else b -> ag__.if_exp
 12. logical_expressions      and/or/not, chained comparisons -> ag__.and_/or_/not_/compare_chain
+13. f_strings                f"..." -> ag__.fstring (printed with a graph's run-time values)
+
+Converters 11-13 run as one walk of the tree (they rewrite different nodes).
 
 Jumps are lowered before control flow so that the lowered flags become ordinary
 state; calls are wrapped before control flow so that the functions the control

@@ -10,6 +10,7 @@ loop, `len(t)` the static or run-time length.
 import builtins
 
 import runtime as rt
+from runtime.ops import logging_ops
 from runtime.tensor import SymbolicTensor, Tensor
 
 from .control_flow import is_symbolic
@@ -27,6 +28,23 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
         builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         return None
     return rt.print(*values, sep=sep, end=end, file=file)
+
+
+_CONVERSIONS = {-1: None, 115: "s", 114: "r", 97: "a"}
+
+
+def fstring(*parts):
+    """An f-string (`f"step {i}: {loss:.3f}"` in converted code): Python's string, or,
+    when a value is a symbolic tensor, an rt FormattedString, whose text `print` (a graph
+    print) shows with the values the graph computes, as Python would eagerly.
+
+    `parts`: literal strings and (value, conversion code, format spec) triples.
+    """
+    triples = [part if isinstance(part, str) else
+               (part[0], _CONVERSIONS[part[1]], part[2]) for part in parts]
+    if any(not isinstance(part, str) and _any_symbolic([part[0]]) for part in triples):
+        return logging_ops.FormattedString(triples)
+    return logging_ops.format_parts(triples)
 
 
 def len_(value):

@@ -20,22 +20,85 @@ from . import registry
 from .registry import apply, convert_to_tensor
 
 
+class FormattedString(str):
+    """An f-string whose values include tensors (what converted code makes of
+    `f"loss {loss:.3f}"`): the text Python gives while tracing, and, printed by
+    `rt.print`, the text of the values the graph computes.
+
+    `parts`: literal strings and (value, conversion, format spec) triples, conversion
+    being None, "s", "r" or "a".
+    """
+
+    def __new__(cls, parts):
+        self = super().__new__(cls, format_parts(parts, tracing=True))
+        self.parts = tuple(parts)
+        return self
+
+    def __reduce__(self):                 # copies and pickles are plain strings
+        return (str, (str(self),))
+
+
+def format_parts(parts, tracing=False):
+    """The text of f-string parts (see FormattedString), as Python formats them. While
+    `tracing`, a symbolic tensor that a format spec does not apply to shows as it is."""
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+            continue
+        value, conversion, spec = part
+        if conversion is not None:
+            value = {"s": str, "r": repr, "a": ascii}[conversion](value)
+        try:
+            out.append(format(value, spec))
+        except (TypeError, ValueError):
+            if not tracing:
+                raise
+            out.append(str(value))
+    return "".join(out)
+
+
 def _split_tensors(values):
     """(template structure, tensors): tensor leaves of `values` taken out, in order.
 
-    A variable becomes a read of its value; its slot remembers the variable.
+    A variable becomes a read of its value; its slot remembers the variable. The
+    tensors of a FormattedString are taken out too (it prints their values).
     """
     leaves = nest.flatten(values)
     tensors = []
     template_leaves = []
+
+    def slot(leaf):
+        tensors.append(convert_to_tensor(leaf))
+        return TemplateSlot(len(tensors) - 1, leaf if isinstance(leaf, Variable) else None)
+
+    def formatted(string):          # its tensors (in values and specs) made slots
+        return FormattedTemplate(tuple(
+            part if isinstance(part, str) else
+            (slot(part[0]) if isinstance(part[0], (Tensor, Variable)) else part[0], part[1],
+             formatted(part[2]) if isinstance(part[2], FormattedString) else part[2])
+            for part in string.parts))
+
     for leaf in leaves:
         if isinstance(leaf, (Tensor, Variable)):
-            tensors.append(convert_to_tensor(leaf))
-            template_leaves.append(TemplateSlot(len(tensors) - 1,
-                                         leaf if isinstance(leaf, Variable) else None))
+            template_leaves.append(slot(leaf))
+        elif isinstance(leaf, FormattedString):
+            template_leaves.append(formatted(leaf))
         else:
             template_leaves.append(leaf)
     return nest.pack_sequence_as(values, template_leaves), tensors
+
+
+class FormattedTemplate:
+    """A FormattedString in a print template, its tensors replaced by TemplateSlots."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def __repr__(self):
+        return f"f{format_parts(self.parts)!r}"
 
 
 class TemplateSlot:
@@ -68,12 +131,24 @@ class _VariableValue(EagerTensor):
 
 
 def _fill(template, arrays):
+    def value(slot):
+        array = arrays[slot.index]
+        return (EagerTensor(array) if slot.variable is None
+                else _VariableValue(slot.variable, array))
+
+    def text(formatted):
+        return format_parts([
+            part if isinstance(part, str) else
+            (value(part[0]) if isinstance(part[0], TemplateSlot) else part[0], part[1],
+             text(part[2]) if isinstance(part[2], FormattedTemplate) else part[2])
+            for part in formatted.parts])
+
     leaves = []
     for leaf in nest.flatten(template):
         if isinstance(leaf, TemplateSlot):
-            value = arrays[leaf.index]
-            leaf = (EagerTensor(value) if leaf.variable is None
-                    else _VariableValue(leaf.variable, value))
+            leaf = value(leaf)
+        elif isinstance(leaf, FormattedTemplate):
+            leaf = text(leaf)
         leaves.append(leaf)
     return nest.pack_sequence_as(template, leaves)
 

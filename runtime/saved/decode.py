@@ -21,7 +21,7 @@ from ..function import ConcreteFunction, TensorSpec
 from ..nest import Slot
 from ..graph import Graph
 from ..ops import registry
-from ..ops.logging_ops import TemplateSlot
+from ..ops.logging_ops import FormattedTemplate, TemplateSlot
 from ..ops.random_ops import RngState
 from ..shapes import TensorShape
 from ..traceback_utils import Frame
@@ -443,6 +443,24 @@ def _dec_slot(r, v, dec, where):
                                                     where)])
 
 
+def _dec_fstring(r, v, dec, where):
+    if not isinstance(v["fstring"], list):
+        r.fail(where, "'fstring' must hold a JSON list")
+    parts = []
+    for part in v["fstring"]:
+        if isinstance(part, str):
+            parts.append(part)
+            continue
+        if not (isinstance(part, list) and len(part) == 3 and part[1] in (None, "s", "r", "a")):
+            r.fail(where, f"an f-string part is text or [value, conversion, spec], got "
+                          f"{part!r}"[:300])
+        spec = dec(part[2])
+        if not isinstance(spec, (str, FormattedTemplate)):
+            r.fail(where, f"an f-string format spec must be text, got {spec!r}"[:300])
+        parts.append((dec(part[0]), part[1], spec))
+    return FormattedTemplate(tuple(parts))
+
+
 def _dec_namedtuple(r, v, dec, where):
     fields, values = v["fields"], v["values"]
     if not (isinstance(fields, list) and isinstance(values, list)
@@ -484,6 +502,7 @@ _TAGS = {
         _index(r, v["variable"], len(r.variables), "variable", where)],
     frozenset({"rng"}): _dec_rng,
     frozenset({"slot", "variable"}): _dec_slot,
+    frozenset({"fstring"}): _dec_fstring,
     frozenset({"namedtuple", "fields", "values"}): _dec_namedtuple,
     frozenset({"spec"}): _dec_spec,
     frozenset({"output"}): lambda r, v, dec, where: Slot(
@@ -492,7 +511,8 @@ _TAGS = {
 }
 _CONTEXT_TAGS = {frozenset({"spec"}): "signature", frozenset({"opaque"}): "signature",
                  frozenset({"output"}): "outputs", frozenset({"array"}): "attr",
-                 frozenset({"rng"}): "attr", frozenset({"slot", "variable"}): "attr"}
+                 frozenset({"rng"}): "attr", frozenset({"slot", "variable"}): "attr",
+                 frozenset({"fstring"}): "attr"}
 
 
 # -- sub-graphs fit the operation that owns them ---------------------------------------------

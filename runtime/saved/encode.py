@@ -13,6 +13,7 @@ Attribute values keep their Python type through tagged JSON:
     Variable                             {"variable": 0}  (an index into "variables")
     random op state                      {"rng": [global_seed, op_seed]} or {"rng": null}
     print/assert template slot           {"slot": 0, "variable": null}
+    f-string in a print template         {"fstring": ["text", [value, "r", spec], ...]}
     namedtuple                           {"namedtuple": "Point", "fields": [...], "values": [...]}
 
 The function's signature and output structure use the same form plus
@@ -29,7 +30,7 @@ from .. import dtypes
 from ..function import TensorSpec
 from ..nest import Slot
 from ..graph import Graph
-from ..ops.logging_ops import TemplateSlot
+from ..ops.logging_ops import FormattedTemplate, TemplateSlot
 from ..ops.random_ops import RngState
 from ..variables import Variable
 from .errors import SaveError
@@ -156,6 +157,9 @@ class Writer:
             if isinstance(v, TemplateSlot):
                 return {"slot": v.index, "variable": None if v.variable is None
                         else self._variable(v.variable, where)}
+            if isinstance(v, FormattedTemplate):
+                return {"fstring": [p if isinstance(p, str) else [enc(p[0]), p[1], enc(p[2])]
+                                    for p in v.parts]}
             if isinstance(v, TensorSpec):
                 return {"spec": {"shape": shape_json(v.shape), "dtype": v.dtype.name,
                                  "name": v.name}}

@@ -1695,6 +1695,30 @@ def test_comprehension_over_a_tensor_range_says_to_use_a_loop():
         ag.convert(doubled_by_comprehension)(rt.constant(3))
 
 
+def training_log_with_f_strings(n):
+    loss = 10.0
+    for step in range(n):
+        loss = loss * 0.5
+        print(f"step {step}: loss {loss:.3f} ({loss!s}) [{step:>{n}}]")
+    print(f"done after {n} steps")
+    return loss
+
+
+def f_string_as_a_value(x):
+    label = f"x={x}"            # a tensor's text while tracing, as in TensorFlow
+    return len(f"{3:04d}"), label.startswith("x=")
+
+
+@pytest.mark.parametrize("f, tensors", cases(training_log_with_f_strings))
+def test_f_strings_print_the_values_the_graph_computes(f, tensors):
+    assert_equivalent(f, 4, tensors=tensors)
+
+
+@pytest.mark.parametrize("f, tensors", cases(f_string_as_a_value))
+def test_f_strings_are_strings(f, tensors):
+    assert_equivalent(f, 2, tensors=tensors)
+
+
 # -- bugs these programs found (all fixed; each keeps its diagnosis) ----------------------
 
 # Fixed: a name bound by `:=` in a while condition was neither declared nonlocal in the

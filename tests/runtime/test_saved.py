@@ -251,3 +251,20 @@ def test_gradients_through_cond_and_while_round_trip(tmp_path):
     for value in (2.0, 0.5):
         assert_same(concrete(rt.constant(value)), loaded(rt.constant(value)))
     assert str(loaded.graph) == str(concrete.graph)
+
+
+def test_a_printed_f_string_prints_run_time_values_in_the_loaded_graph(tmp_path, capsys):
+    from runtime.ops.logging_ops import FormattedString
+
+    def f(x):
+        rt.print(FormattedString(["x=", (x, None, ".2f"), " width ", (x * 2, "r", ""),
+                                  " ", (x, None, FormattedString([">", (x, None, "")]))]))
+        return x
+
+    concrete, loaded = round_trip(f, tmp_path, rt.constant(3))
+    capsys.readouterr()
+    loaded(rt.constant(4))
+    assert capsys.readouterr().out == (
+        "x=4.00 width <rt.Tensor: shape=(), dtype=int32, numpy=8>    4\n")
+    concrete(rt.constant(5))
+    assert capsys.readouterr().out.startswith("x=5.00 width")

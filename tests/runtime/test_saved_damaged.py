@@ -171,6 +171,10 @@ JSON_CASES = [
      "the array 'zzz' is missing from the arrays file"),
     ("bad random state", edit_ops(lambda d: op(d, "x")["attrs"].update(
         dtype={"rng": ["a", 1]})), "a random state is null or two seeds"),
+    ("bad f-string part", edit_ops(lambda d: op(d, "x")["attrs"].update(
+        dtype={"fstring": ["a", [1, "x", ""]]})), "an f-string part is text or"),
+    ("f-string spec not text", edit_ops(lambda d: op(d, "x")["attrs"].update(
+        dtype={"fstring": [[1, None, 5]]})), "an f-string format spec must be text"),
 ]
 
 

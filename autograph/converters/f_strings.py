@@ -1,0 +1,41 @@
+"""f-strings become `ag__.fstring`, so that printing one shows a graph's run-time values.
+
+    f"step {i}: loss {loss:.3f}"   =>   ag__.fstring('step ', (i, -1, ''), ': loss ',
+                                                     (loss, -1, '.3f'))
+
+It returns the same string Python builds, unless a value is a symbolic tensor: then an
+`rt` FormattedString, a string with the text Python gives while tracing that `print`
+(converted to a graph print) formats again each time the graph runs. Format specs that
+are f-strings themselves are converted the same way; conversions (`!r`, `!s`, `!a`) pass
+as Python's codes.
+"""
+import gast
+
+from autograph.pyct import transformer
+
+
+class FStringTransformer(transformer.Base):
+
+    def visit_JoinedStr(self, node):
+        node = self.generic_visit(node)
+        if all(isinstance(v, gast.Constant) for v in node.values):   # f"abc", a spec ".2f"
+            return gast.Constant(value="".join(v.value for v in node.values), kind=None)
+        parts = []
+        for value in node.values:
+            if isinstance(value, gast.FormattedValue):
+                spec = value.format_spec
+                if spec is None:
+                    spec = gast.Constant(value="", kind=None)
+                parts.append(gast.Tuple(elts=[value.value,
+                                              gast.Constant(value=value.conversion, kind=None),
+                                              spec], ctx=gast.Load()))
+            else:
+                parts.append(value)
+        fstring = gast.Attribute(
+            value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
+            attr="fstring", ctx=gast.Load())
+        return gast.Call(func=fstring, args=parts, keywords=[])
+
+
+def transform(node, ctx):
+    return FStringTransformer(ctx).visit(node)
