@@ -230,6 +230,9 @@ class Variable:
             if isinstance(value, Tensor) or isinstance(value, Variable):
                 raise TypeError(f"Cannot assign a tensor of dtype {t.dtype.name} to variable "
                                 f"'{self.name}' of dtype {self.dtype.name}")
+            if t.dtype.is_floating and not self.dtype.is_floating:
+                raise TypeError(f"Cannot assign {value!r} to variable '{self.name}' of dtype "
+                                f"{self.dtype.name}: it holds floats (1.5 would become 1)")
             from .ops.math_ops import cast
             t = cast(t, self.dtype)
         return apply(opdef, [t], {"var": self}, name)

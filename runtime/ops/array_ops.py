@@ -20,17 +20,34 @@ from .registry import apply, constant, constant_value, convert_to_tensor
 # -- shape arguments --------------------------------------------------------------------
 
 
+def as_int(value, what="a size"):
+    """A Python int for an integer argument; a float (even 2.0) is a TypeError, as in numpy
+    and TensorFlow (int() would truncate 2.9 to 2 silently)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, np.integer, np.ndarray, Tensor)):
+        if isinstance(value, (bool, np.bool_)):
+            return int(value)
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    if isinstance(value, (np.ndarray, Tensor)):
+        kind = (value.dtype if isinstance(value, np.ndarray) else value.dtype.np).kind
+        if kind not in "iub":
+            raise TypeError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
 def _shape_arg(shape):
     """(static dims tuple or None, dynamic int tensor or None) for a shape argument."""
     if isinstance(shape, TensorShape):
         return tuple(shape.as_list()), None
-    if isinstance(shape, (list, tuple)) and not any(isinstance(d, SymbolicTensor) for d in shape):
-        return tuple(int(d) for d in shape), None
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),), None
+    if isinstance(shape, (list, tuple)):
+        known = [constant_value(d) if isinstance(d, SymbolicTensor) else d for d in shape]
+        if all(d is not None for d in known):
+            return tuple(as_int(d, "a dimension") for d in known), None
+    if isinstance(shape, (int, np.integer, float)):
+        return (as_int(shape, "a dimension"),), None
     value = constant_value(shape) if isinstance(shape, Tensor) else None
     if value is not None:
-        return tuple(int(d) for d in np.ravel(value)), None
+        return tuple(as_int(d, "a dimension") for d in np.ravel(value)), None
     t = convert_to_tensor(shape) if not isinstance(shape, (list, tuple)) else stack(
         [cast(d, dtypes.int32) for d in shape])
     if not t.dtype.is_integer:
@@ -109,6 +126,9 @@ def reshape(tensor, shape, name=None):
     x = convert_to_tensor(tensor)
     static, dynamic = _shape_arg(shape)
     if static is not None:
+        if any(d < -1 for d in static) or static.count(-1) > 1:
+            raise ValueError(f"reshape: a shape has sizes >= 0 and at most one -1, got "
+                             f"{list(static)}")
         return apply(_RESHAPE, [x], {"shape": static}, name)
     return apply(_RESHAPE, [x, dynamic], {}, name)
 
@@ -150,7 +170,7 @@ def _perm_attr(perm, shape):
     value = constant_value(perm) if isinstance(perm, Tensor) else perm
     if value is None:
         raise TypeError("perm must be known while tracing")
-    return tuple(_rank_axis(p, shape) for p in np.ravel(value))
+    return tuple(_rank_axis(as_int(p, "perm"), shape) for p in np.ravel(value))
 
 
 def _expand_dims_kernel(x, axis):
@@ -179,7 +199,12 @@ def expand_dims(input, axis, name=None):  # noqa: A002
 
 def _static_int(value, what):
     """A Python int for an argument that must be known while tracing."""
-    return int(static_scalar(value, what))
+    if isinstance(value, float):
+        return as_int(value, what)
+    known = constant_value(value)
+    if known is None:
+        raise TypeError(f"{what} must be known while tracing (a Python value or a constant)")
+    return as_int(np.asarray(known)[()] if np.ndim(known) == 0 else known, what)
 
 
 def _squeeze_kernel(x, axis):
@@ -319,7 +344,7 @@ _CONCAT = registry.register("concat", _concat_kernel, _concat_infer, grad=_conca
 
 def _rank_axis(axis, shape, extra=0, known_rank=False):
     """`axis` of `shape` (plus `extra` new dims) as a non-negative int."""
-    axis = int(axis)
+    axis = _static_int(axis, "axis") if isinstance(axis, Tensor) else as_int(axis, "axis")
     rank = shape.rank
     if rank is None and known_rank:
         raise ValueError(f"needs a tensor of known rank, got shape {shape}")
@@ -478,8 +503,11 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
 def _split_attrs(num_or_size_splits, axis, shape):
     axis = _rank_axis(axis, shape, known_rank=True)
     dim = shape[axis]
-    if isinstance(num_or_size_splits, (int, np.integer)):
-        n = int(num_or_size_splits)
+    if isinstance(num_or_size_splits, Tensor) and num_or_size_splits.shape.rank == 0:
+        raise ValueError(f"split: num_or_size_splits must be a Python int (a number of "
+                         f"parts) or a 1-D list of sizes; a rank-0 tensor is neither")
+    if isinstance(num_or_size_splits, (int, np.integer, float)):
+        n = as_int(num_or_size_splits, "split: the number of parts")
         if dim is None:
             raise ValueError(f"splitting into equal parts needs a known dimension "
                              f"{axis}, got shape {shape}")
@@ -489,7 +517,9 @@ def _split_attrs(num_or_size_splits, axis, shape):
         return (dim // n,) * n, axis
     value = (constant_value(num_or_size_splits) if isinstance(num_or_size_splits, Tensor)
              else num_or_size_splits)
-    sizes = [int(v) for v in np.ravel(value)]
+    if value is None:
+        raise TypeError("split: the sizes must be known while tracing")
+    sizes = [as_int(v, "split: a size") for v in np.ravel(value)]
     if sizes.count(-1) == 1:
         if dim is None:
             raise ValueError(f"a -1 size needs a known dimension {axis}, got shape {shape}")
@@ -628,6 +658,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
     The dtype is `dtype`, else that of `on_value`/`off_value` when given, else float32.
     """
     indices = convert_to_tensor(indices)
+    if not indices.dtype.is_integer:
+        raise TypeError(f"one_hot: indices must be integers, got {indices.dtype.name}")
     given = [v for v in (on_value, off_value) if v is not None]
     if dtype is None:
         dtype = result_dtype(given) if given else dtypes.float32
@@ -635,6 +667,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=-1, dtype=None, 
     on = 1 if on_value is None else static_scalar(on_value, "on_value")
     off = 0 if off_value is None else static_scalar(off_value, "off_value")
     depth = _static_int(depth, "depth")
+    if depth < 0:
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
     axis = checked(_ONE_HOT, _rank_axis, axis, indices.shape, 1) if axis != -1 else -1
     return apply(_ONE_HOT, [indices], {"depth": depth, "on_value": on, "off_value": off,
                                        "axis": axis, "dtype": dtype}, name)

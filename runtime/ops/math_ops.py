@@ -476,7 +476,7 @@ def _norm_axis(axis, shape):
 
 def _reduced_shape(shape, axis, keepdims):
     if shape.rank is None:
-        return TensorShape(None)
+        return TensorShape([] if axis is None and not keepdims else None)
     if axis is None:
         return TensorShape([1] * shape.rank if keepdims else [])
     dims = []
@@ -527,9 +527,11 @@ def _prod_kernel(x, axis, keepdims):
 
 def _mean_kernel(x, axis, keepdims):
     if x.dtype.kind in "iub":
-        # TensorFlow keeps integer dtypes: the mean truncates toward zero.
-        return np.trunc(np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float64)).astype(
-            np.int32 if x.dtype == np.bool_ else x.dtype)
+        # TensorFlow keeps integer dtypes: the mean truncates toward zero (the mean of no
+        # elements is 0, as the sum divided by a count taken as at least 1).
+        total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float64)
+        count = np.maximum(x.size // max(np.size(total), 1), 1) if x.size else 1
+        return np.trunc(total / count).astype(np.int32 if x.dtype == np.bool_ else x.dtype)
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 

@@ -1,6 +1,7 @@
 """Python operators on tensors and variables, routed through the op registry."""
 import numpy as np
 
+from .. import dtypes
 from ..tensor import Tensor
 from ..variables import Variable
 from . import array_ops
@@ -30,22 +31,26 @@ def _convertible(other):
     return isinstance(other, _OPERAND_TYPES)
 
 
-def _eq(self, other):
+def _compare_equal(compare, self, other):
     if not _convertible(other):
         return NotImplemented
     try:
-        return math_ops.equal(self, other)
+        return compare(self, other)
     except (TypeError, ValueError):
-        return NotImplemented
+        pass
+    if type(other) is int and self.dtype.is_integer and -2**63 <= other < 2**63:
+        # A Python int beyond the dtype (x_int32 == 2**40): compared exactly, elementwise,
+        # as numpy does.
+        return compare(math_ops.cast(self, dtypes.int64), other)
+    return NotImplemented
+
+
+def _eq(self, other):
+    return _compare_equal(math_ops.equal, self, other)
 
 
 def _ne(self, other):
-    if not _convertible(other):
-        return NotImplemented
-    try:
-        return math_ops.not_equal(self, other)
-    except (TypeError, ValueError):
-        return NotImplemented
+    return _compare_equal(math_ops.not_equal, self, other)
 
 
 def _logical(logical, bitwise):

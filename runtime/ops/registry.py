@@ -114,7 +114,16 @@ def _apply_eager(opdef, inputs, attrs):
     except OpError:
         raise                # already names its operation (e.g. inside a called graph)
     except Exception as e:   # noqa: BLE001 - re-raised with the op named
-        raise wrap_kernel_error(e, _prefixed(opdef, e)) from e
+        # The shape/dtype rule explains a misuse as it does while tracing (naming shapes
+        # and dtypes); checked only now, so eager calls do not pay for it.
+        message = _prefixed(opdef, e)
+        try:
+            opdef.infer(inputs, **attrs)
+        except (ValueError, TypeError, IndexError) as rule:
+            message, e = _prefixed(opdef, rule), rule
+        except Exception:    # noqa: BLE001 - the kernel's own error is the one to show
+            pass
+        raise wrap_kernel_error(e, message) from e
     if opdef.multi:
         outputs = [_eager_tensor(r) for r in result]
     elif result is None:
@@ -164,12 +173,34 @@ def _build_error(opdef, exc):
 
 # -- constants and conversion ------------------------------------------------------
 
-def constant_value(t):
-    """The value of `t` if it is known statically (eager, or a graph constant), else None."""
+def constant_value(t, _depth=0):
+    """The value of `t` if it is known statically, else None: eager, a graph constant, or a
+    small pure computation on constants (`rt.shape(x)[1]`, `rt.rank(x) - 1` of a static
+    shape), evaluated with its kernel."""
     if isinstance(t, EagerTensor):
         return t._value
-    if isinstance(t, SymbolicTensor) and t.op.type == "const":
-        return t.op.attrs["value"]
+    if isinstance(t, SymbolicTensor):
+        op = t.op
+        if op.type == "const":
+            return op.attrs["value"]
+        if (_depth >= 6 or op.opdef.stateful or not op.inputs or op.control_inputs
+                or any(isinstance(v, (list, tuple)) and any(hasattr(g, "ops") for g in v)
+                       or hasattr(v, "ops") for v in op.attrs.values())):
+            return None                 # not pure, too deep, or owning sub-graphs
+        values = []
+        for x in op.inputs:
+            value = constant_value(x, _depth + 1)
+            if value is None or np.size(value) > 1024:
+                return None
+            values.append(np.asarray(value, x.dtype.np))
+        try:
+            out = op.opdef.kernel(*values, **op.attrs)
+        except Exception:  # noqa: BLE001 - then it is just not known statically
+            return None
+        out = out[t.index] if op.opdef.multi or len(op.outputs) > 1 else out
+        out = np.asarray(out)
+        return out if out.dtype == t.dtype.np and tuple(out.shape) == tuple(
+            d for d in (t.shape.dims or ())) and t.shape.rank == out.ndim else None
     if isinstance(t, (int, float, bool, list, tuple, np.ndarray, np.generic)):
         return np.asarray(t)
     return None
@@ -229,12 +260,24 @@ def to_array(value, dtype=None):
         return to_array(np.asarray(value), dtype)
     if dtype is None:
         dtype = _infer_python_dtype(value)
+    elif (dtype.is_integer or dtype.is_bool) and _has_python_float(value):
+        # numpy would truncate (1.5 -> 1); TensorFlow refuses, and so do we.
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}: it "
+                        f"holds Python floats (cast a float tensor explicitly: rt.cast)")
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         value = _materialize(value)
     try:
         return np.asarray(value, dtype=dtype.np)
     except (OverflowError, ValueError) as e:
         raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}: {e}") from None
+
+
+def _has_python_float(value):
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_python_float(v) for v in value)
+    return False
 
 
 def _cast_checked(arr, dtype):
@@ -315,6 +358,8 @@ def constant(value, dtype=None, shape=None, name=None, _copy=True):
                 t = array_ops.reshape(t, shape)
             return t
         value = value._value
+    elif isinstance(value, (list, tuple)) and _contains_symbolic(value):
+        return constant(convert_to_tensor(value), dtype, shape, name)   # stacked in the graph
     arr = to_array(value, dtype)
     if _copy and arr is value:
         arr = arr.copy()

@@ -5,7 +5,7 @@ the Python protocols of tensors, and the errors users get for bad arguments.
 The reference is numpy; where TensorFlow documents other semantics a comment says which
 one the runtime follows. Rows of `case` tables run eagerly and inside `rt.function`
 (values, dtypes and the shapes inferred while tracing must agree; see op_testing).
-Cases the runtime gets wrong are strict xfails whose reason names the module and the
+Cases the runtime got wrong were strict xfails whose reason names the module and the
 diagnosis: each is a minimal reproduction, expected to pass once the bug is fixed.
 """
 import numpy as np
@@ -124,10 +124,9 @@ def test_python_int_too_big_for_int32_is_a_type_error(fn, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [lambda x: x == 2 ** 40, lambda x: x != 2 ** 40],
                          ids=["==", "!="])
-@pytest.mark.xfail(strict=True, reason="ops/overloads.py: _eq/_ne turn the TypeError of an "
-                   "out-of-range Python int into NotImplemented, so `x == 2**40` is the "
-                   "Python bool False (a rank-0 graph constant), not elementwise like numpy "
-                   "nor a TypeError like `x < 2**40` and rt.equal")
+# Fixed; was a strict xfail: ops/overloads.py: _eq/_ne turn the TypeError of an out-of-range
+# Python int into NotImplemented, so `x == 2**40` is the Python bool False (a rank-0 graph
+# constant), not elementwise like numpy nor a TypeError like `x < 2**40` and rt.equal
 def test_equality_with_a_python_int_too_big_for_the_dtype(fn, mode):
     x = a([1, 2, 3], I32)
     try:
@@ -140,11 +139,10 @@ def test_equality_with_a_python_int_too_big_for_the_dtype(fn, mode):
     assert got.shape == x.shape and got.numpy().tolist() == want.tolist()
 
 
-@pytest.mark.parametrize("mode", [
-    "eager", pytest.param("graph", marks=pytest.mark.xfail(strict=True, reason=(
-        "ops/registry.py constant -> to_array -> _materialize: a list holding a symbolic "
-        "tensor raises 'TypeError: internal: symbolic tensor in a constant', although "
-        "rt.constant(x) of the symbolic x alone and rt.convert_to_tensor([x, 2]) work")))])
+# Fixed; was a strict xfail (graph): ops/registry.py constant -> to_array -> _materialize:
+# a list holding a symbolic tensor raised 'TypeError: internal: symbolic tensor in a
+# constant', although rt.constant(x) alone and rt.convert_to_tensor([x, 2]) worked.
+@pytest.mark.parametrize("mode", MODES)
 def test_constant_of_a_list_holding_a_tensor(mode):
     check = case("constant([x,2])", lambda x: rt.constant([x, 2]), [I32(1)],
                  const(a([1, 2], I32))).values[0]
@@ -171,21 +169,21 @@ _TRUNCATES = ("ops/registry.py: convert_to_tensor passes a Python float with dty
               "1.5 to 1 instead of raising TypeError as it does for np.array([1.5])")
 
 
-@pytest.mark.xfail(strict=True, reason=_TRUNCATES)
+# Fixed; was a strict xfail: _TRUNCATES
 def test_convert_to_tensor_refuses_a_python_float_for_an_int_dtype():
     with pytest.raises(TypeError):
         rt.convert_to_tensor([1.5, 2.0], dtype=rt.int32)
 
 
-@pytest.mark.xfail(strict=True, reason=_TRUNCATES + " (function.py _apply_signature)")
+# Fixed; was a strict xfail: _TRUNCATES (function.py _apply_signature)
 def test_int_input_signature_refuses_a_python_float():
     f = rt.function(lambda x: x * 2, input_signature=[SPEC([], rt.int32)])
     with pytest.raises((TypeError, ValueError)):
         f(1.5)                                  # gives 2: 1.5 became 1
 
 
-@pytest.mark.xfail(strict=True, reason=_TRUNCATES + " (variables.py Variable._write casts "
-                   "non-tensor values)")
+# Fixed; was a strict xfail: _TRUNCATES (variables.py Variable._write cast non-tensor
+# values)
 def test_int_variable_refuses_python_floats():
     v = rt.Variable([1, 2])
     with pytest.raises(TypeError):
@@ -345,9 +343,9 @@ def test_max_of_an_empty_axis_is_an_error(op, axis, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.xfail(strict=True, reason="ops/math_ops.py reduce_mean: the integer mean of "
-                   "no elements casts numpy's nan to int32, giving INT_MIN (-2147483648) "
-                   "instead of 0 or an error like reduce_max of an empty tensor")
+# Fixed; was a strict xfail: ops/math_ops.py reduce_mean: the integer mean of no elements
+# casts numpy's nan to int32, giving INT_MIN (-2147483648) instead of 0 or an error like
+# reduce_max of an empty tensor
 def test_integer_mean_of_an_empty_tensor(mode):
     try:
         (got,), _ = run(rt.reduce_mean, [np.zeros((0, 3), I32)], mode)
@@ -450,9 +448,9 @@ def test_shape_and_ndim_of_traced_tensors_with_unknown_dims():
 
 
 @pytest.mark.parametrize("op", [rt.reduce_sum, rt.reduce_mean, rt.reduce_max, rt.reduce_all])
-@pytest.mark.xfail(strict=True, reason="ops/math_ops.py reduction shape rule: axis=None on an "
-                   "input of unknown rank infers shape <unknown>, though reducing every axis "
-                   "always gives a scalar (TF infers shape ())")
+# Fixed; was a strict xfail: ops/math_ops.py reduction shape rule: axis=None on an input of
+# unknown rank infers shape <unknown>, though reducing every axis always gives a scalar (TF
+# infers shape ())
 def test_full_reduction_of_unknown_rank_is_a_scalar_while_tracing(op):
     dtype = rt.bool_ if op is rt.reduce_all else rt.float32
     concrete = rt.function(op, input_signature=[SPEC(None, dtype)]).get_concrete_function()
@@ -573,7 +571,7 @@ _EAGER_MESSAGES = ("ops/array_ops.py, ops/math_ops.py: eager calls go straight t
                    "the tensor's shape (traced, the shape rule names it)")
 
 
-@pytest.mark.xfail(strict=True, reason=_EAGER_MESSAGES)
+# Fixed; was a strict xfail: _EAGER_MESSAGES
 @pytest.mark.parametrize("fn,arrays,words", [
     (lambda m: rt.squeeze(m, 0), [M], ["(3, 4)"]),
     (lambda s: rt.matmul(s, s), [F32(2)], ["()", "rank"]),
@@ -597,8 +595,7 @@ NEGATIVE_SIZES = {   # traced, the shape rules refuse these; eagerly they run
 
 
 @pytest.mark.parametrize("fn,arrays,mode", [
-    pytest.param(*args, mode, id=f"{what}-{mode}", marks=[pytest.mark.xfail(
-        strict=True, reason=reason)] if mode == "eager" else [])
+    pytest.param(*args, mode, id=f"{what}-{mode}")     # fixed; the reasons were eager xfails
     for what, (args, reason) in NEGATIVE_SIZES.items() for mode in MODES])
 def test_negative_sizes_are_errors_in_both_modes(fn, arrays, mode):
     raises_in(mode, fn, arrays, ValueError)
@@ -621,17 +618,16 @@ _FLOAT_ARGS = ("ops/array_ops.py _static_int / _shape_arg: int() of a Python flo
     (lambda: rt.random.uniform([2.5], seed=1), []),
 ], ids=["zeros", "fill", "one_hot-depth", "expand_dims-axis", "transpose-perm",
         "tile-multiples", "split-num", "uniform-shape"])
-@pytest.mark.xfail(strict=True, reason=_FLOAT_ARGS)
+# Fixed; was a strict xfail: _FLOAT_ARGS
 def test_fractional_sizes_and_axes_are_type_errors(fn, arrays, mode):
     raises_in(mode, fn, arrays, TypeError)
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.xfail(strict=True, reason="ops/array_ops.py _split_attrs: only Python/numpy ints "
-                   "count as a number of parts; a scalar int tensor goes to the sizes branch, "
-                   "so split(m, rt.constant(4), axis=1) is the one piece [m] (and "
-                   "rt.constant(2) fails with 'sizes [2] do not add up'); TF raises for "
-                   "rank-0 num_or_size_splits")
+# Fixed; was a strict xfail: ops/array_ops.py _split_attrs: only Python/numpy ints count as a
+# number of parts; a scalar int tensor goes to the sizes branch, so split(m, rt.constant(4),
+# axis=1) is the one piece [m] (and rt.constant(2) fails with 'sizes [2] do not add up'); TF
+# raises for rank-0 num_or_size_splits
 def test_split_into_a_scalar_tensor_number_of_parts(mode):
     try:
         pieces, _ = run(lambda m: rt.split(m, rt.constant(4), axis=1), [M], mode)
@@ -647,9 +643,9 @@ def test_fractional_reduction_axis_is_a_type_error(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.xfail(strict=True, reason="ops/array_ops.py one_hot: float indices are accepted "
-                   "and compared exactly (1.0 -> hot, 1.7 -> a zero row); TF requires "
-                   "uint8/int32/int64 indices, and rt.gather refuses floats")
+# Fixed; was a strict xfail: ops/array_ops.py one_hot: float indices are accepted and compared
+# exactly (1.0 -> hot, 1.7 -> a zero row); TF requires uint8/int32/int64 indices, and
+# rt.gather refuses floats
 def test_one_hot_refuses_float_indices(mode):
     raises_in(mode, lambda i: rt.one_hot(i, 3), [a([1.0, 1.7], F32)], TypeError)
 
@@ -668,7 +664,7 @@ _NOT_FOLDED = ("ops/registry.py constant_value: only a `const` op counts as know
     (lambda x: rt.argmax(x, rt.rank(x) - 1), [M]),
     (lambda x: rt.concat([x, x], rt.rank(x) - 1), [M]),
 ], ids=["one_hot-depth", "tile-multiples", "reduce_sum-axis", "argmax-axis", "concat-axis"])
-@pytest.mark.xfail(strict=True, reason=_NOT_FOLDED)
+# Fixed; was a strict xfail: _NOT_FOLDED
 def test_arguments_computed_from_static_shapes_are_known_while_tracing(fn, arrays):
     (want,), _ = run(fn, arrays, "eager")
     (got,), _ = run(fn, arrays, "graph")
