@@ -6,6 +6,7 @@ Python function into a `ConcreteFunction` on the first call with that key, and
 runs its graph. Inside another graph, the call becomes one `call` operation
 that owns the callee's graph. Python side effects happen only while tracing.
 """
+import collections
 import functools
 import inspect
 import threading
@@ -193,8 +194,8 @@ def _encode(x, tensors):
     t = type(x)
     if t is tuple or t is list:
         return (t,) + tuple(_encode(v, tensors) for v in x)
-    if t is dict:
-        return (dict,) + tuple((k, _encode(x[k], tensors)) for k in nest._sorted_keys(x))
+    if isinstance(x, dict):             # OrderedDict, defaultdict too: by content
+        return (t,) + tuple((k, _encode(x[k], tensors)) for k in nest._sorted_keys(x))
     if isinstance(x, tuple) and hasattr(t, "_fields"):
         return (t,) + tuple(_encode(v, tensors) for v in x)
     if isinstance(x, TensorSpec):
@@ -218,13 +219,28 @@ def _replace_tensors(x, fn):
         t = type(v)
         if t is tuple or t is list:
             return t(walk(c, f"{path}_{i}") for i, c in enumerate(v))
-        if t is dict:
+        if isinstance(v, dict):
             replaced = {k: walk(v[k], f"{path}_{k}") for k in nest._sorted_keys(v)}
-            return {k: replaced[k] for k in v}
+            return _same_kind_of_dict(v, [(k, replaced[k]) for k in v])
         if isinstance(v, tuple) and hasattr(t, "_fields"):
             return t(*(walk(c, f"{path}_{f}") for f, c in zip(t._fields, v)))
         return v
     return walk(x, "")
+
+
+def _same_kind_of_dict(like, items):
+    """A dict of `like`'s type (an OrderedDict stays one; a defaultdict keeps its factory)
+    holding `items`."""
+    if type(like) is dict:
+        return dict(items)
+    if isinstance(like, collections.defaultdict):
+        out = collections.defaultdict(like.default_factory)
+        out.update(items)
+        return out
+    try:
+        return type(like)(items)
+    except TypeError:
+        return dict(items)
 
 
 def _output_leaf(x):
@@ -232,6 +248,9 @@ def _output_leaf(x):
         return context.current_graph().capture(x)
     if isinstance(x, Variable):
         return x.read_value()
+    as_tensor = getattr(x, "_as_tensor", None)
+    if as_tensor is not None:           # a list grown in a graph loop: its stacked tensor
+        return context.current_graph().capture(as_tensor())
     if isinstance(x, Operation):
         return None
     if isinstance(x, (bool, int, float, complex, np.generic, np.ndarray)):
@@ -385,10 +404,20 @@ class Function:
         return out
 
     def _check_signature_structure(self, args, kwargs):
-        """The arguments at the input_signature's TensorSpecs, flat."""
+        """The arguments at the input_signature's TensorSpecs, flat. Keyword arguments
+        are bound to their parameters first (`f(x, by=t)` as `f(x, t)`)."""
         if kwargs:
-            raise TypeError(f"{self._name}: functions with an input_signature take "
-                            f"positional arguments only")
+            if self._sig is None:
+                raise TypeError(f"{self._name}: functions with an input_signature take "
+                                f"positional arguments only")
+            try:
+                bound = self._sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{self._name}(): {e}") from None
+            if bound.kwargs:
+                raise TypeError(f"{self._name}: the input_signature covers positional "
+                                f"parameters; {sorted(bound.kwargs)} are keyword-only")
+            args = bound.args
         try:
             return nest.flatten_up_to(list(self._signature_structure), list(args))
         except ValueError as e:
@@ -450,7 +479,13 @@ class Function:
                 if any(not isinstance(leaf, TensorSpec) for leaf in nest.flatten(list(args))):
                     self._apply_signature(args, kwargs)
                 else:
-                    self._check_signature_structure(args, kwargs)
+                    given = self._check_signature_structure(args, kwargs)
+                    for i, (spec, want) in enumerate(zip(given, self.input_signature)):
+                        if spec.dtype != want.dtype or not spec.shape.is_compatible_with(
+                                want.shape):
+                            raise ValueError(
+                                f"{self._name}: argument {i} is {spec}, which does not "
+                                f"match the input_signature {want}")
             return self._signature_concrete()
         args, kwargs = self._canonicalize(args, kwargs)
         key = (_encode(args, []), _encode(kwargs, []) if kwargs else None)

@@ -132,6 +132,11 @@ class EagerTensor(Tensor):
 
 
 
+class NoValueError(AttributeError, ValueError):
+    """`.numpy()` of a symbolic tensor: a ValueError, and an AttributeError as in
+    TensorFlow (whose graph tensors have no numpy attribute)."""
+
+
 class SymbolicTensor(Tensor):
     """An output of an operation in a graph; has a static shape and dtype, no value."""
 
@@ -164,8 +169,8 @@ class SymbolicTensor(Tensor):
         return f"{self.op.name}:{self.index}"
 
     def numpy(self):
-        raise ValueError(f"Symbolic tensor {self.name} has no value while tracing; "
-                         "its value exists only when the graph runs.")
+        raise NoValueError(f"Symbolic tensor {self.name} has no value while tracing; "
+                           "its value exists only when the graph runs.")
 
     def _no_python_value(self, what):
         origin = self.op.origin
@@ -221,7 +226,9 @@ class SymbolicTensor(Tensor):
 
 def numpy_repr(value):
     """What TensorFlow shows after `numpy=` in a repr: `array([1, 2], dtype=int32)` or `2.0`."""
-    return np.array_repr(value) if value.ndim else repr(value[()].item())
+    # str of the numpy scalar: a float32 0.1 shows as 0.1 (its .item(), a Python float,
+    # would show float64 digits).
+    return np.array_repr(value) if value.ndim else str(value[()])
 
 
 def is_tensor(x):

@@ -214,12 +214,23 @@ class Variable:
     _as_tensor = read_value
 
     def numpy(self):
+        self._check_not_tracing("numpy()")
         if self._value is None:
             _read_kernel(self)
         value = self._value
         return value[()] if value.ndim == 0 else value.copy()
 
+    def _check_not_tracing(self, what):
+        """While tracing, a variable's current value would be frozen into the graph (the
+        next call would not see an assign): refuse, as for a symbolic tensor."""
+        if not context.executing_eagerly():
+            raise TypeError(
+                f"Cannot take the value of variable '{self.name}' as {what} while tracing a "
+                f"graph: it would be frozen into the graph. Use the variable in tensor "
+                f"operations (or v.read_value()), which read it each time the graph runs.")
+
     def __array__(self, dtype=None, copy=None):
+        self._check_not_tracing("a numpy array")
         value = _read_kernel(self)
         return value.astype(dtype) if dtype is not None else value.copy()
 

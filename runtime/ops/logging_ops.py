@@ -155,7 +155,11 @@ def _fill(template, arrays):
 
 def _print_kernel(*arrays, template, sep, end, file):
     values = _fill(template, arrays)
-    print(*values, sep=sep, end=end, file=file if file is not None else sys.stdout)
+    if file is None or file == "stdout":        # the streams of the moment it runs
+        file = sys.stdout
+    elif file == "stderr":
+        file = sys.stderr
+    print(*values, sep=sep, end=end, file=file)
 
 
 def _no_outputs(inputs, **_):
@@ -168,6 +172,10 @@ _PRINT = registry.register("print", _print_kernel, _no_outputs, stateful=True)
 def print_(*values, sep=" ", end="\n", file=None, name=None):
     """Print `values` when this op runs, as Python's print shows their eager values."""
     template, tensors = _split_tensors(list(values))
+    if file is sys.stdout or file is sys.__stdout__:
+        file = None                 # named, not held: redirections at run time apply
+    elif file is sys.stderr or file is sys.__stderr__:
+        file = "stderr"
     return apply(_PRINT, tensors, {"template": tuple(template), "sep": sep, "end": end,
                                    "file": file}, name)
 

@@ -18,8 +18,8 @@ written as users write them, against `ag.convert` and `rt.function`:
   conversion, a Python exception raised while tracing (type kept, the user's line named).
 
 The reference is the same Python run eagerly and what TensorFlow documents; where the
-README documents a deliberate difference, the README. Bugs found are strict xfails with a
-one-line diagnosis.
+README documents a deliberate difference, the README. Bugs found were strict xfails with a
+one-line diagnosis; all are fixed, each test keeps its diagnosis as a comment.
 """
 import collections
 import contextlib
@@ -32,7 +32,7 @@ import traceback
 
 import numpy as np
 import pytest
-from equivalence import assert_equivalent, cases, differences, known_bug, static
+from equivalence import assert_equivalent, cases, differences, static
 
 import autograph as ag
 import runtime as rt
@@ -196,10 +196,10 @@ def test_nested_structures_of_tensors_trace_once_for_new_values():
     assert converted.experimental_get_tracing_count() == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py _encode/_replace_tensors walk only `type(x) is dict`: an "
-    "OrderedDict (any dict subclass) is keyed by identity and its tensors are captured as "
-    "constants, so mutating it and calling again returns the stale result (3.5, not 13.0)"))
+# Fixed; was a strict xfail: runtime/function.py _encode/_replace_tensors walk only `type(x)
+# is dict`: an OrderedDict (any dict subclass) is keyed by identity and its tensors are
+# captured as constants, so mutating it and calling again returns the stale result (3.5, not
+# 13.0)
 def test_an_ordered_dict_of_tensors_is_an_argument_like_a_dict():
     @ag.convert
     def total(params):
@@ -254,10 +254,9 @@ def test_input_signature_rejects_incompatible_tensors(bad):
     assert next_collatz.experimental_get_tracing_count() == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py Function._check_signature_structure: with an input_signature "
-    "any keyword argument is a TypeError ('positional arguments only'); TensorFlow binds "
-    "keywords to their parameters first"))
+# Fixed; was a strict xfail: runtime/function.py Function._check_signature_structure: with an
+# input_signature any keyword argument is a TypeError ('positional arguments only');
+# TensorFlow binds keywords to their parameters first
 def test_input_signature_accepts_keyword_arguments():
     @ag.convert(input_signature=[rt.TensorSpec([None], rt.float32),
                                  rt.TensorSpec([], rt.float32)])
@@ -321,10 +320,9 @@ def test_f_strings_in_print_show_the_values_of_each_step(tensors):
                       tensors=tensors)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/py_builtins.print_ hands the `file` object evaluated while tracing "
-    "to rt.print's op, so later calls write to the trace-time sys.stderr (a stale or closed "
-    "stream) instead of the one current at the call, as Python's print does"))
+# Fixed; was a strict xfail: autograph/operators/py_builtins.print_ hands the `file` object
+# evaluated while tracing to rt.print's op, so later calls write to the trace-time sys.stderr
+# (a stale or closed stream) instead of the one current at the call, as Python's print does
 def test_print_to_a_stream_uses_the_stream_of_each_call():
     @ag.convert
     def warn(x):
@@ -559,10 +557,9 @@ def numpy_sum_of_variable(x, v):
     return x * np.sum(v)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/variables.py Variable.numpy and __array__ read the variable's value even "
-    "while tracing, so the trace bakes in the trace-time value ([1, 2] forever); a symbolic "
-    "tensor refuses __array__ and TensorFlow refuses numpy() inside a graph"))
+# Fixed; was a strict xfail: runtime/variables.py Variable.numpy and __array__ read the
+# variable's value even while tracing, so the trace bakes in the trace-time value ([1, 2]
+# forever); a symbolic tensor refuses __array__ and TensorFlow refuses numpy() inside a graph
 @pytest.mark.parametrize("f", [numpy_value_of_variable, numpy_sum_of_variable])
 def test_a_variables_numpy_value_is_not_frozen_into_the_trace(f):
     v = rt.Variable([1.0, 2.0])
@@ -826,13 +823,13 @@ LAMBDA_DEFAULTS_BUG = (
     "'read' (literal defaults work)")
 
 
-@pytest.mark.xfail(strict=True, reason=LAMBDA_DEFAULTS_BUG)
+# Fixed; was a strict xfail: LAMBDA_DEFAULTS_BUG (below)
 def test_a_converted_lambda_with_a_default_read_from_a_name():
     scale = ag.convert(lambda x, k=K: x * k)
     assert int(scale(rt.constant(2))) == 6
 
 
-@pytest.mark.parametrize("f, tensors", cases(known_bug(apply_scalers, LAMBDA_DEFAULTS_BUG)))
+@pytest.mark.parametrize("f, tensors", cases(apply_scalers))
 def test_lambdas_with_loop_defaults_called_from_converted_code(f, tensors):
     assert_equivalent(f, 2, tensors=tensors)
     assert_equivalent(f, -2, tensors=tensors)
@@ -1006,9 +1003,9 @@ def test_gradients_of_converted_functions():
     assert float(g) == -24.0 and var is w
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/tensor.py numpy_repr uses repr(value[()].item()), which widens a float32 "
-    "scalar to a Python float: numpy=0.10000000149011612 where TensorFlow shows 0.1"))
+# Fixed; was a strict xfail: runtime/tensor.py numpy_repr uses repr(value[()].item()), which
+# widens a float32 scalar to a Python float: numpy=0.10000000149011612 where TensorFlow shows
+# 0.1
 def test_eager_tensor_reprs_show_float32_digits():
     # TensorFlow: <tf.Tensor: shape=(), dtype=float32, numpy=0.1>; str() already agrees
     assert repr(rt.constant(0.1)) == "<rt.Tensor: shape=(), dtype=float32, numpy=0.1>"
@@ -1117,10 +1114,9 @@ def test_a_concrete_function_for_an_unknown_rank_and_a_python_argument():
     np.testing.assert_array_equal(square_fn(rt.constant([1.0, 3.0])).numpy(), [1.0, 9.0])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py Function.get_concrete_function: with an input_signature, "
-    "TensorSpec arguments are checked for structure only, so an incompatible dtype gets "
-    "the int32 trace back without complaint"))
+# Fixed; was a strict xfail: runtime/function.py Function.get_concrete_function: with an
+# input_signature, TensorSpec arguments are checked for structure only, so an incompatible
+# dtype gets the int32 trace back without complaint
 def test_get_concrete_function_checks_specs_against_the_input_signature():
     @rt.function(input_signature=(rt.TensorSpec(shape=[None], dtype=rt.int32),))
     def next_collatz(x):
@@ -1221,9 +1217,9 @@ def test_a_tensor_leaked_from_a_trace_is_a_clear_error():
         leaked[0] + 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/tensor.py SymbolicTensor.numpy raises ValueError; TensorFlow's graph tensors "
-    "have no numpy (AttributeError), which the guide's leaky_function example catches"))
+# Fixed; was a strict xfail: runtime/tensor.py SymbolicTensor.numpy raises ValueError;
+# TensorFlow's graph tensors have no numpy (AttributeError), which the guide's leaky_function
+# example catches
 def test_a_leaked_tensor_has_no_numpy_like_tensorflows_graph_tensors():
     # The guide's leaky_function: `x.numpy()` on the leaked tensor, catching AttributeError
     leaked = []
@@ -1238,10 +1234,10 @@ def test_a_leaked_tensor_has_no_numpy_like_tensorflows_graph_tensors():
         leaked[0].numpy()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py trace_into_graph: a TensorList (autograph/operators/"
-    "data_structures.py) returned from the trace is not a Tensor, so it passes through the "
-    "output template holding the trace's symbolic tensor: any use raises 'leaked' errors"))
+# Fixed; was a strict xfail: runtime/function.py trace_into_graph: a TensorList
+# (autograph/operators/data_structures.py) returned from the trace is not a Tensor, so it
+# passes through the output template holding the trace's symbolic tensor: any use raises
+# 'leaked' errors
 def test_a_list_grown_in_a_tensor_loop_can_be_returned():
     @ag.convert
     def squares(n):

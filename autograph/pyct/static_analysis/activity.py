@@ -133,7 +133,9 @@ def resolve(node, context=None, parent_scope=None):
     """
     del context
     qual_names.resolve(node)
-    _Analyzer(parent_scope).visit(node)
+    # A function analysed on its own still reads its decorators and default values (and
+    # binds its name) in the code around it: a scope that stands for that code.
+    _Analyzer(parent_scope or Scope(None, isolated=True, kind="module")).visit(node)
     return node
 
 
