@@ -309,9 +309,14 @@ def _user_stacklevel():
     return level
 
 
+_BUILTIN_METHOD = type("".format)
+
+
 def converted_call(f, args, kwargs, options=ConversionOptions()):
     """Call `f(*args, **kwargs)` from generated code, converting `f` first if it is user code."""
     kwargs = kwargs or {}
+    if type(f) is _BUILTIN_METHOD and type(f.__self__) is str and f.__name__ == "format":
+        return operators.str_format(f.__self__, args, kwargs)   # "{:.3f}".format(loss)
     try:
         override = operators.BUILTIN_OVERRIDES.get(f)
     except TypeError:            # unhashable callables

@@ -2,6 +2,9 @@
 
     f"step {i}: loss {loss:.3f}"   =>   ag__.fstring('step ', (i, -1, ''), ': loss ',
                                                      (loss, -1, '.3f'))
+    "loss %.3f" % loss             =>   ag__.percent_format('loss %.3f', loss)
+
+(`"...".format(...)` needs no rewrite: converted_call sends it to ag__.str_format.)
 
 It returns the same string Python builds, unless a value is a symbolic tensor: then an
 `rt` FormattedString, a string with the text Python gives while tracing that `print`
@@ -35,6 +38,17 @@ class FStringTransformer(transformer.Base):
             value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
             attr="fstring", ctx=gast.Load())
         return gast.Call(func=fstring, args=parts, keywords=[])
+
+
+    def visit_BinOp(self, node):
+        node = self.generic_visit(node)
+        if not (isinstance(node.op, gast.Mod) and isinstance(node.left, gast.Constant)
+                and isinstance(node.left.value, str)):
+            return node
+        percent_format = gast.Attribute(
+            value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
+            attr="percent_format", ctx=gast.Load())
+        return gast.Call(func=percent_format, args=[node.left, node.right], keywords=[])
 
 
 def transform(node, ctx):

@@ -8,6 +8,8 @@ graph runs), `range(n)` a lazy tensor range a `for` loop iterates in a graph
 loop, `len(t)` the static or run-time length.
 """
 import builtins
+import re
+import string
 
 import runtime as rt
 from runtime.ops import logging_ops
@@ -45,6 +47,65 @@ def fstring(*parts):
     if any(not isinstance(part, str) and _any_symbolic([part[0]]) for part in triples):
         return logging_ops.FormattedString(triples)
     return logging_ops.format_parts(triples)
+
+
+def str_format(template, args, kwargs):
+    """`template.format(*args, **kwargs)` in converted code: Python's string, or, when an
+    argument is a symbolic tensor, a FormattedString (see `fstring`)."""
+    if not _any_symbolic(list(args) + list(kwargs.values())):
+        return template.format(*args, **kwargs)
+    counter = [0]
+    return logging_ops.FormattedString(_format_parts(template, args, kwargs, counter))
+
+
+def _format_parts(template, args, kwargs, counter):
+    formatter = string.Formatter()
+    parts = []
+    for literal, field, spec, conversion in formatter.parse(template):
+        if literal:
+            parts.append(literal)
+        if field is None:
+            continue
+        if field == "" or field[0] in ".[":          # automatic numbering
+            field = f"{counter[0]}{field}"
+            counter[0] += 1
+        value, _ = formatter.get_field(field, args, kwargs)
+        if spec and "{" in spec:                      # a nested field: `{:{width}}`
+            nested = _format_parts(spec, args, kwargs, counter)
+            spec = (logging_ops.FormattedString(nested) if _any_symbolic(
+                [p[0] for p in nested if not isinstance(p, str)]) else
+                logging_ops.format_parts(nested))
+        parts.append((value, conversion, spec or ""))
+    return parts
+
+
+_PERCENT = re.compile(r"%(?:\((?P<key>[^)]*)\))?(?P<spec>[-+ #0]*(?:\d+)?(?:\.\d+)?[hlL]?"
+                      r"(?P<type>[diouxXeEfFgGcrsa%]))")
+
+
+def percent_format(template, values):
+    """`template % values` for a string template in converted code: Python's string, or,
+    when a value is a symbolic tensor, a FormattedString (see `fstring`)."""
+    leaves = (list(values.values()) if isinstance(values, dict) else
+              list(values) if isinstance(values, tuple) else [values])
+    if not _any_symbolic(leaves):
+        return template % values
+    parts, position, index = [], 0, 0
+    for match in _PERCENT.finditer(template):
+        parts.append(template[position:match.start()])
+        position = match.end()
+        if match.group("type") == "%":
+            parts.append("%")
+            continue
+        if match.group("key") is not None:
+            value = values[match.group("key")]
+        elif isinstance(values, tuple):
+            value, index = values[index], index + 1
+        else:
+            value = values
+        parts.append((value, "%", "%" + match.group("spec")))
+    parts.append(template[position:])
+    return logging_ops.FormattedString([p for p in parts if p != ""])
 
 
 def len_(value):

@@ -26,7 +26,8 @@ class FormattedString(str):
     `rt.print`, the text of the values the graph computes.
 
     `parts`: literal strings and (value, conversion, format spec) triples, conversion
-    being None, "s", "r" or "a".
+    being None, "s", "r" or "a" (as in f-strings and str.format), or "%" for a printf-style
+    spec such as "%5.2f" (the `%` operator on strings).
     """
 
     def __new__(cls, parts):
@@ -47,9 +48,12 @@ def format_parts(parts, tracing=False):
             out.append(part)
             continue
         value, conversion, spec = part
-        if conversion is not None:
-            value = {"s": str, "r": repr, "a": ascii}[conversion](value)
         try:
+            if conversion == "%":
+                out.append(spec % (value,))
+                continue
+            if conversion is not None:
+                value = {"s": str, "r": repr, "a": ascii}[conversion](value)
             out.append(format(value, spec))
         except (TypeError, ValueError):
             if not tracing:

@@ -451,7 +451,7 @@ def _dec_fstring(r, v, dec, where):
         if isinstance(part, str):
             parts.append(part)
             continue
-        if not (isinstance(part, list) and len(part) == 3 and part[1] in (None, "s", "r", "a")):
+        if not (isinstance(part, list) and len(part) == 3 and part[1] in (None, "s", "r", "a", "%")):
             r.fail(where, f"an f-string part is text or [value, conversion, spec], got "
                           f"{part!r}"[:300])
         spec = dec(part[2])

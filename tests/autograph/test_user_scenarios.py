@@ -1704,12 +1704,23 @@ def training_log_with_f_strings(n):
     return loss
 
 
+def training_log_with_format_and_percent(n):
+    loss = 10.0
+    for step in range(n):
+        loss = loss * 0.5
+        print("step {}: loss {:.3f} [{:>{}}] {k}".format(step, loss, step, n, k=loss))
+        print("step %d: loss %.3f %s %5.1f%%" % (step, loss, step, loss))
+        print("%(s)d/%(l)06.2f" % {"s": step, "l": loss})
+    return loss
+
+
 def f_string_as_a_value(x):
     label = f"x={x}"            # a tensor's text while tracing, as in TensorFlow
     return len(f"{3:04d}"), label.startswith("x=")
 
 
-@pytest.mark.parametrize("f, tensors", cases(training_log_with_f_strings))
+@pytest.mark.parametrize("f, tensors", cases(training_log_with_f_strings,
+                                             training_log_with_format_and_percent))
 def test_f_strings_print_the_values_the_graph_computes(f, tensors):
     assert_equivalent(f, 4, tensors=tensors)
 
