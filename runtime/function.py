@@ -66,7 +66,7 @@ def _call_kernel(*arrays, f):
 
 
 def _call_infer(inputs, f):
-    return [(t.shape, t.dtype) for t in f.outputs]
+    return [(t.shape, t.dtype) for t in f.outputs]      # hidden outputs too
 
 
 _CALL = registry.register("call", _call_kernel, _call_infer, multi=True)
@@ -97,7 +97,8 @@ class ConcreteFunction:
 
     @property
     def outputs(self):
-        return list(self.graph.outputs)
+        n = self.graph.n_visible
+        return list(self.graph.outputs if n is None else self.graph.outputs[:n])
 
     @property
     def structured_outputs(self):
@@ -284,11 +285,32 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
             else:
                 template_leaves.append(leaf)
         graph.outputs = outputs
+        hidden = _replayed_values(graph)
+        if hidden:
+            graph.outputs = outputs + hidden
+            graph.n_visible = len(outputs)
         template = nest.pack_sequence_as(result, template_leaves)
     add_control_dependencies(graph)
     arg_template = _replace_tensors((tuple(args), kwargs), lambda v, p: v if isinstance(
         v, TensorSpec) else TensorSpec.from_tensor(convert_to_tensor(v)))
     return ConcreteFunction(graph, template, arg_template, name)
+
+
+def _replayed_values(graph):
+    """The values a gradient must not recompute: outputs of random ops (and py_functions)
+    at the top level of `graph`, and those of the functions it calls. They become hidden
+    outputs of the function, which its gradient is fed (see gradients/function_grad.py):
+    a dropout mask differentiated is the mask the forward pass drew."""
+    hidden = []
+    for op in graph.ops:
+        if op.type == "call":
+            inner = op.attrs["f"]
+            if inner.n_visible is not None:
+                hidden.extend(op.outputs[inner.n_visible:])
+        elif op.opdef.stateful and op.opdef.effect is None and op.outputs \
+                and op.opdef.grad is None:
+            hidden.extend(op.outputs)
+    return hidden
 
 
 def _bind_weakly(func, instance, owner):

@@ -98,6 +98,8 @@ class Graph:
         self._capture_map = {}        # id(outer tensor) -> inner placeholder
         self._keepalive = []          # captured eager tensors (their ids are keys)
         self.outputs = []             # flat output tensors
+        self.n_visible = None         # a function's outputs past this many are hidden:
+                                      # its random values, kept for its gradient
         self.control_outputs = []     # stateful ops that must run whenever the graph runs
         self.variables = []           # variables created in this graph (TF1 style)
         self._control_stack = []
@@ -319,6 +321,7 @@ def clone_graph(graph, outer_graph=None, feeds=None, fetches=None, targets=(), _
     new = Graph(graph.name, outer_graph)
     new.is_function = getattr(graph, "is_function", False)
     new.seed = graph.seed
+    new.n_visible = graph.n_visible if feeds is None else None
     new.optimized = True
     # old tensor -> new tensor; a sub-graph's map reads its enclosing graphs' (captures)
     tensors = {} if _tensors is None else collections.ChainMap({}, _tensors)
@@ -443,8 +446,13 @@ def format_graph(graph, indent="", header=None):
         for key, value in op.attrs.items():
             if isinstance(value, Graph):
                 lines.extend(format_graph(value, body + "  ", header=f"{key} {value.name}"))
-    outs = ", ".join(_tensor_ref(t) for t in graph.outputs)
-    lines.append(f"{body}return ({outs})" if len(graph.outputs) != 1 else f"{body}return {outs}")
+    visible = graph.outputs if graph.n_visible is None else graph.outputs[:graph.n_visible]
+    outs = ", ".join(_tensor_ref(t) for t in visible)
+    line = f"{body}return ({outs})" if len(visible) != 1 else f"{body}return {outs}"
+    if len(visible) < len(graph.outputs):
+        kept = ", ".join(_tensor_ref(t) for t in graph.outputs[len(visible):])
+        line = f"{line:<60}  # and, for gradients, {kept}"
+    lines.append(line)
     lines.append(indent + "}")
     return lines
 

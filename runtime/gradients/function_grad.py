@@ -10,7 +10,11 @@ Recomputing keeps a call one operation (a tape saved only its inputs and outputs
 lets the same gradient serve eager tapes and graphs. Side effects are not repeated:
 operations without outputs (print, assert) are left out, and an assignment's value is
 read back from its variable (no gradient flows through an assignment). Random ops and
-py_functions the outputs depend on do run again (random ops draw new numbers).
+py_functions are not run again either: a traced function returns their values as hidden
+outputs (graph.n_visible; see function.py), which the gradient graph is fed, so a dropout
+mask is the one the forward pass drew. A function it calls is recomputed by its "replay"
+copy, whose random values are inputs. (Random ops inside cond/while bodies still draw
+anew.)
 """
 import threading
 import weakref
@@ -39,11 +43,18 @@ class _GradientGraph:
         self.variables = variables
 
 
+def _visible(f):
+    return len(f.outputs) if f.n_visible is None else f.n_visible
+
+
 def _call_grad(op, *grads):
-    gradient_graph = _gradient_graph(op.attrs["f"])
-    seeds = [g for g, t in zip(math_ops.fill_missing(op, grads), op.outputs)
+    f = op.attrs["f"]
+    gradient_graph = _gradient_graph(f)
+    n = _visible(f)
+    seeds = [g for g, t in zip(math_ops.fill_missing(op, grads)[:n], op.outputs[:n])
              if differentiable(t)]
-    outs = registry.apply(_CALL, list(op.inputs) + seeds, {"f": gradient_graph.graph})
+    outs = registry.apply(_CALL, list(op.inputs) + seeds + list(op.outputs[n:]),
+                          {"f": gradient_graph.graph})
     input_grads = [None] * len(op.inputs)
     for position, g in zip(gradient_graph.input_positions, outs):
         input_grads[position] = g
@@ -59,14 +70,22 @@ def _gradient_graph(f):
         return found
 
 
+def _inlined(f):
+    """In the current (new) graph: placeholders for `f`'s inputs and captures (feeds) and
+    for its hidden outputs, and `f`'s outputs computed from them."""
+    feeds = [_placeholder(t.shape, t.dtype, t.op.name)
+             for t in list(f.inputs) + [inner for _, inner in f.captures]]
+    hidden = [_placeholder(t.shape, t.dtype, f"replayed_{k}")
+              for k, t in enumerate(f.outputs[_visible(f):])]
+    return feeds, hidden, inline(f, feeds, hidden)
+
+
 def _build(f):
     graph = Graph(name=f"{f.name}_grad")
     graph.is_function = True
     with context.graph_scope(graph):
-        feeds = [_placeholder(t.shape, t.dtype, t.op.name)
-                 for t in list(f.inputs) + [inner for _, inner in f.captures]]
-        outputs = inline(f, feeds)
-        float_outputs = [k for k, t in enumerate(f.outputs) if differentiable(t)]
+        feeds, hidden, outputs = _inlined(f)
+        float_outputs = [k for k, t in enumerate(f.outputs[:_visible(f)]) if differentiable(t)]
         seeds = [_placeholder(f.outputs[k].shape, f.outputs[k].dtype, f"grad_{k}")
                  for k in float_outputs]
         positions = [i for i, t in enumerate(feeds) if differentiable(t)]
@@ -77,20 +96,31 @@ def _build(f):
         input_grads = [(i, g) for i, g in zip(positions, grads) if g is not None]
         variable_grads = [(v, g) for v, g in zip(variables, grads[len(positions):])
                           if g is not None]
-    graph.inputs = feeds + seeds
+    graph.inputs = feeds + seeds + hidden
     graph.outputs = [g for _, g in input_grads + variable_grads]
     return _GradientGraph(graph, [i for i, _ in input_grads], [v for v, _ in variable_grads])
 
 
-def inline(graph, feeds):
+def inline(graph, feeds, hidden=()):
     """Copy `graph`'s operations into the current graph, its inputs then captures fed by
-    `feeds`; returns its outputs there. Side effects are left out (see the module). A cond
-    or while gets its own copy of its sub-graphs: its gradient adds outputs to them."""
+    `feeds`, its hidden outputs (random values) by `hidden`; returns its outputs there.
+    Side effects are left out (see the module). A cond or while gets its own copy of its
+    sub-graphs: its gradient adds outputs to them."""
     target = context.current_graph()
     value = {id(t): v for t, v in zip(list(graph.inputs) + [c for _, c in graph.captures],
                                       feeds)}
+    n = _visible(graph)
+    value.update((id(t), v) for t, v in zip(graph.outputs[n:], hidden))
     for op in graph.ops:
         if not op.outputs or all(id(t) in value for t in op.outputs):
+            continue
+        if op.type == "call" and op.attrs["f"].n_visible is not None:
+            inner = op.attrs["f"]           # its random values are known: replay it
+            k = inner.n_visible
+            inputs = [value[id(t)] for t in list(op.inputs) + list(op.outputs[k:])]
+            outs = registry.apply(_CALL, inputs, {"f": _replay(inner)}, name=op.name)
+            for t, v in zip(op.outputs[:k], outs):
+                value[id(t)] = v
             continue
         if op.opdef.effect == "write":
             var = op.attrs["var"]
@@ -104,6 +134,25 @@ def inline(graph, feeds):
         for t, v in zip(op.outputs, outs):
             value[id(t)] = v
     return [value[id(t)] for t in graph.outputs]
+
+
+_replays = weakref.WeakKeyDictionary()     # function graph -> its replay graph
+
+
+def _replay(f):
+    """`f` as a function of its inputs, captures and hidden outputs (its random values),
+    returning its visible outputs: recomputing it draws nothing."""
+    with _lock:
+        found = _replays.get(f)
+        if found is None:
+            graph = Graph(name=f"{f.name}_replay")
+            graph.is_function = True
+            with context.graph_scope(graph):
+                feeds, hidden, outputs = _inlined(f)
+            graph.inputs = feeds + hidden
+            graph.outputs = outputs[:_visible(f)]
+            found = _replays[f] = graph
+        return found
 
 
 registry.get("call").grad = _call_grad

@@ -226,6 +226,14 @@ class GradientTape:
         recorded = None
         if spans:
             recorded = {op for start, end in spans for op in graph.ops[start:end]}
+            if self._watch_accessed:
+                # Variables read inside functions called while recording (a call traced
+                # before the tape existed reads nothing while this graph is traced).
+                for op in graph.ops:
+                    if op in recorded:
+                        for var in _variables_read(op.attrs):
+                            if var.trainable and var.dtype.is_floating:
+                                self._variables.setdefault(var)
         flat = [None if isinstance(s, Variable) and s not in self._variables else
                 seen_in(graph, s) for s in sources]
         flat = [s if s is None or isinstance(s, Variable) or recorded is None

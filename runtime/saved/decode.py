@@ -204,6 +204,11 @@ class Reader:
         self.check_interface(g, where)
         g.outputs = [self.tensor(r, g, f"{where} outputs")
                      for r in self.field(d, "outputs", list, where)]
+        if "n_visible" in d:            # outputs past it are kept for gradients only
+            n = d["n_visible"]
+            if not (_is_int(n) and 0 <= n <= len(g.outputs)):
+                self.fail(where, f"n_visible {n!r} is not a count of its outputs")
+            g.n_visible = n
         g.control_outputs = [self.op_named(n, g, f"{where} control_outputs")
                              for n in self.field(d, "control_outputs", list, where)]
         return g

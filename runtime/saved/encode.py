@@ -88,6 +88,7 @@ class Writer:
             "captures": captures,
             "outputs": [tensor_ref(t) for t in g.outputs],
             "control_outputs": [op.name for op in g.control_outputs],
+            **({} if g.n_visible is None else {"n_visible": g.n_visible}),
         }
 
     def op(self, op, stack):
