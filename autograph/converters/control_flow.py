@@ -193,46 +193,46 @@ class ControlFlowTransformer(transformer.Base):
         return self.ctx.namer.new_symbol(root, ())
 
     def _accessors(self, state, nonlocal_names, global_names, maybe_undefined):
-        """Statements defining get_state/set_state, and the names to pass."""
+        """Statements defining get_state/set_state, and the names to pass.
+
+            def get_state():                def set_state(vars_):
+                return (a, ag__.ldu(...))       nonlocal a, b
+                                                (a, b) = vars_
+        """
         if not state:
             return [], "lambda: ()", "lambda _: None"
         get_name, set_name, vars_name = self._new("get_state"), self._new("set_state"), \
             self._new("vars_")
-        values = [templates.replace_as_expression("ag__.ldu(lambda: name, name_str)", name=qn,
-                                                  name_str=gast.Constant(str(qn), None))
+        values = [ast_util.ag_call("ldu", [
+            gast.Lambda(args=gast.arguments(args=[], posonlyargs=[], vararg=None,
+                                            kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                            defaults=[]), body=qn.ast()),
+            gast.Constant(value=str(qn), kind=None)])
                   if qn in maybe_undefined else qn.ast() for qn in state]
-        nodes = templates.replace(
-            """
-            def get_state():
-                return state_values,
-            def set_state(vars_):
-                nonlocal nonlocals
-                global globals_
-                state_targets, = vars_
-            """, get_state=get_name, set_state=set_name, vars_=vars_name,
-            state_values=values, state_targets=[qn.ast() for qn in state],
-            nonlocals=[str(n) for n in nonlocal_names], globals_=[str(n) for n in global_names])
-        for n in nodes:
+        targets = [_store_target(qn) for qn in state]
+        get_state = ast_util.function_def(
+            get_name, [], [gast.Return(value=gast.Tuple(elts=values, ctx=gast.Load()))])
+        set_state = ast_util.function_def(
+            set_name, [vars_name],
+            [gast.Assign(targets=[gast.Tuple(elts=targets, ctx=gast.Store())],
+                         value=ast_util.name_node(vars_name), type_comment=None)],
+            [str(n) for n in nonlocal_names], [str(n) for n in global_names])
+        for n in (get_state, set_state):
             anno.setanno(n, anno.Basic.SKIP_PROCESSING, True)
-        return nodes, get_name, set_name
+        return [get_state, set_state], get_name, set_name
 
     def _body_function(self, name_root, body, nonlocal_names, global_names, params=()):
         name = self._new(name_root)
-        node = templates.replace(
-            """
-            def fn_name(params):
-                nonlocal nonlocals
-                global globals_
-                body
-            """, fn_name=name, params=list(params), nonlocals=[str(n) for n in nonlocal_names],
-            globals_=[str(n) for n in global_names], body=body)
-        return node, name
+        node = ast_util.function_def(name, list(params), body,
+                                     [str(n) for n in nonlocal_names],
+                                     [str(n) for n in global_names])
+        return [node], name
 
     def _undefined_inits(self, undefined):
         self.state[_Function].undefined.update(str(qn) for qn in undefined)
-        return [templates.replace("name = ag__.Undefined(name_str)", name=qn,
-                                  name_str=gast.Constant(str(qn), None))[0]
-                for qn in undefined]
+        return [gast.Assign(targets=[_store_target(qn)], value=ast_util.ag_call(
+            "Undefined", [gast.Constant(value=str(qn), kind=None)]), type_comment=None)
+            for qn in undefined]
 
     @staticmethod
     def _names_tuple(state):
@@ -272,12 +272,11 @@ class ControlFlowTransformer(transformer.Base):
         else:
             else_def, else_name = [], "lambda: None"
         # Symbols after the first n_outputs are only reset between the branch traces.
-        call = templates.replace(
-            "ag__.if_stmt(test, body_name, else_name, get_state, set_state, names"
-            + (", n_outputs)" if n_outputs < len(state) else ")"),
-            test=node.test, body_name=body_name, else_name=_expr(else_name),
-            get_state=_expr(get_state), set_state=_expr(set_state),
-            names=self._names_tuple(state), n_outputs=gast.Constant(n_outputs, None))
+        args = [node.test, _expr(body_name), _expr(else_name), _expr(get_state),
+                _expr(set_state), self._names_tuple(state)]
+        if n_outputs < len(state):
+            args.append(gast.Constant(value=n_outputs, kind=None))
+        call = [gast.Expr(value=ast_util.ag_call("if_stmt", args))]
         return self._undefined_inits(undefined) + accessors + body_def + else_def + call
 
     # -- while --------------------------------------------------------------------------------
@@ -293,13 +292,10 @@ class ControlFlowTransformer(transformer.Base):
                                                           maybe_undefined)
         body_def, body_name = self._body_function("loop_body", node.body, nonlocals, globals_)
         test_name = self._new("loop_test")
-        test_def = templates.replace("def test_name():\n    return test", test_name=test_name,
-                                     test=node.test)
-        call = templates.replace(
-            "ag__.while_stmt(test_name, body_name, get_state, set_state, names, opts)",
-            test_name=test_name, body_name=body_name, get_state=_expr(get_state),
-            set_state=_expr(set_state), names=self._names_tuple(state),
-            opts=self._loop_options(node))
+        test_def = [ast_util.function_def(test_name, [], [gast.Return(value=node.test)])]
+        call = [gast.Expr(value=ast_util.ag_call("while_stmt", [
+            _expr(test_name), _expr(body_name), _expr(get_state), _expr(set_state),
+            self._names_tuple(state), self._loop_options(node)]))]
         return (self._undefined_inits(undefined) + accessors + body_def + test_def + call
                 + node.orelse)
 
@@ -318,20 +314,18 @@ class ControlFlowTransformer(transformer.Base):
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
                                                           maybe_undefined)
         itr = self._new("itr")
-        body = templates.replace("target = itr", target=node.target, itr=itr) + node.body
+        body = [gast.Assign(targets=[node.target], value=ast_util.name_node(itr),
+                            type_comment=None)] + node.body
         body_def, body_name = self._body_function("loop_body", body, nonlocals, globals_,
                                                   params=[itr])
         if extra_test is not None:
             test_name = self._new("extra_test")
-            test_def = templates.replace("def test_name():\n    return test",
-                                         test_name=test_name, test=extra_test)
+            test_def = [ast_util.function_def(test_name, [], [gast.Return(value=extra_test)])]
         else:
             test_name, test_def = "None", []
-        call = templates.replace(
-            "ag__.for_stmt(iter_, extra_test, body_name, get_state, set_state, names, opts)",
-            iter_=node.iter, extra_test=_expr(test_name), body_name=body_name,
-            get_state=_expr(get_state), set_state=_expr(set_state),
-            names=self._names_tuple(state), opts=self._loop_options(node))
+        call = [gast.Expr(value=ast_util.ag_call("for_stmt", [
+            node.iter, _expr(test_name), _expr(body_name), _expr(get_state),
+            _expr(set_state), self._names_tuple(state), self._loop_options(node)]))]
         return (self._undefined_inits(undefined) + accessors + body_def + test_def + call
                 + node.orelse)
 
@@ -349,11 +343,34 @@ def _fixed_prefix(qn, varying):
     return chain[0] if chain else qn
 
 
+def _store_target(qn):
+    target = qn.ast()
+    templates.set_ctx(target, gast.Store())
+    return target
+
+
+def _no_args(*names):
+    return gast.arguments(args=[ast_util.name_node(n, gast.Param()) for n in names],
+                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                          kwarg=None, defaults=[])
+
+
+# The stand-ins for accessors and branches a statement does not need.
+_EXPRESSIONS = {
+    "None": lambda: gast.Constant(value=None, kind=None),
+    "lambda: None": lambda: gast.Lambda(args=_no_args(),
+                                        body=gast.Constant(value=None, kind=None)),
+    "lambda: ()": lambda: gast.Lambda(args=_no_args(),
+                                      body=gast.Tuple(elts=[], ctx=gast.Load())),
+    "lambda _: None": lambda: gast.Lambda(args=_no_args("_"),
+                                          body=gast.Constant(value=None, kind=None)),
+}
+
+
 def _expr(source):
-    """A gast expression for a name or a small piece of source."""
-    if source.isidentifier():
-        return source
-    return templates.replace_as_expression(source)
+    """A gast expression for a generated name or one of the stand-ins above."""
+    build = _EXPRESSIONS.get(source)
+    return build() if build is not None else ast_util.name_node(source)
 
 
 def _stored_symbols(target):
@@ -399,7 +416,7 @@ class _CheckedLoads(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.names and \
                 node.id not in self.defined:
-            return templates.replace_as_expression("ag__.ld(name)", name=node.id)
+            return ast_util.ag_call("ld", [ast_util.name_node(node.id)])
         return node
 
     def visit_Call(self, node):

@@ -10,6 +10,31 @@ from autograph.pyct import visitor
 NodeVisitor = visitor.NodeVisitor
 
 
+# -- building the statements generated code is made of (faster than templates) -----------
+
+def name_node(name, ctx=None):
+    """A gast Name (Load unless `ctx`)."""
+    return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def function_def(name, params, body, nonlocals=(), globals_=()):
+    """`def name(params): nonlocal ...; global ...; body` (params: names)."""
+    declared = ([gast.Nonlocal(names=list(nonlocals))] if nonlocals else []) + (
+        [gast.Global(names=list(globals_))] if globals_ else [])
+    args = gast.arguments(args=[name_node(p, gast.Param()) for p in params], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                          defaults=[])
+    return gast.FunctionDef(name=name, args=args, body=declared + (body or [gast.Pass()]),
+                            decorator_list=[], returns=None, type_comment=None,
+                            type_params=[])
+
+
+def ag_call(function, args):
+    """`ag__.function(*args)` as an expression."""
+    return gast.Call(func=gast.Attribute(value=name_node("ag__"), attr=function,
+                                         ctx=gast.Load()), args=list(args), keywords=[])
+
+
 def copy_clean(node, preserve_annos=None):
     """Deep-copies a node (or list of nodes), dropping annotations but `preserve_annos`.
 
