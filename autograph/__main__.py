@@ -18,9 +18,12 @@ A method (Class.method) is traced on an instance made by calling Class().
 """
 import argparse
 import ast
+import importlib
 import importlib.util
+import inspect
 import os
 import sys
+import traceback
 
 import runtime as rt
 
@@ -55,45 +58,102 @@ class _UsageError(Exception):
 
 
 def _load_module(path):
+    """Import the file as Python does when it runs (its directory, or the root of the
+    package it is in, on sys.path for the whole command), as a module of its own."""
     if not os.path.isfile(path):
         raise _UsageError(f"no such file: {path}")
-    name = "autograph_cli_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    if not path.endswith(".py"):
+        raise _UsageError(f"{path} is not a Python source file (.py)")
+    directory = os.path.dirname(os.path.abspath(path))
+    parts = [os.path.splitext(os.path.basename(path))[0]]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):   # in a package
+        parts.insert(0, os.path.basename(directory))
+        directory = os.path.dirname(directory)
+    sys.path.insert(0, directory)
     try:
+        if len(parts) > 1:
+            return importlib.import_module(".".join(parts))     # relative imports work
+        name = "autograph_cli_" + parts[0].replace("-", "_")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
         spec.loader.exec_module(module)
-    finally:
-        sys.path.pop(0)
-    return module
+        return module
+    except SyntaxError as e:
+        raise _FileError(f"{e.filename}:{e.lineno}: {e.msg}") from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed to import
+        raise _FileError(f"importing {path} raised {type(e).__name__}: {e}"
+                         f"{_where_in(e, path)}") from None
 
 
-def _resolve(module, qualname):
+class _FileError(Exception):
+    """The user's file failed (exit 1), as opposed to a usage error (exit 2)."""
+
+
+def _where_in(exc, path):
+    """' (at FILE:LINE)' for the last frame of `exc` in the file `path`."""
+    target = os.path.abspath(path)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(f.filename) == target]
+    return f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def _lookup(obj, part):
+    """`obj.part`; on a class, the attribute as defined (staticmethod objects and all),
+    found along the class's MRO (inherited methods too)."""
+    if isinstance(obj, type):
+        return inspect.getattr_static(obj, part)
+    return getattr(obj, part)
+
+
+def _walk(module, qualname, what):
     obj = module
     for part in qualname.split("."):
         try:
-            obj = getattr(obj, part) if not isinstance(obj, type) else obj.__dict__[part]
-        except (AttributeError, KeyError):
-            raise _UsageError(f"no function named '{qualname}' in {module.__file__}") from None
+            obj = _lookup(obj, part)
+        except AttributeError:
+            raise _UsageError(f"no {what} named '{qualname}' in {module.__file__}") from None
+    return obj
+
+
+def _resolve(module, qualname):
+    obj = _walk(module, qualname, "function")
     if isinstance(obj, (staticmethod, classmethod)):
         obj = obj.__func__
-    if not (callable(obj) or isinstance(obj, rt.Function)):
+    if isinstance(obj, type) or not (callable(obj) or isinstance(obj, rt.Function)):
         raise _UsageError(f"'{qualname}' in {module.__file__} is not a function")
     return obj
 
 
 def _converted_functions(module):
-    """(qualname, function) for each ag.convert-decorated function of the module."""
-    found = []
-    for name, value in vars(module).items():
-        if getattr(value, "_ag_converted", False):
+    """(qualname, function) for each ag.convert-decorated function defined in the module
+    (module level, or methods of its classes, static and class methods included), each
+    once, under the name it was defined with."""
+    found, seen = [], set()
+
+    def add(name, value):
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if getattr(value, "_ag_converted", False) and id(value) not in seen:
+            seen.add(id(value))
             found.append((name, value))
-        elif isinstance(value, type) and value.__module__ == module.__name__:
-            for attr, member in vars(value).items():
-                if getattr(member, "_ag_converted", False):
-                    found.append((f"{name}.{attr}", member))
+
+    for name, value in vars(module).items():
+        if isinstance(value, type):
+            if value.__module__ == module.__name__:
+                for attr, member in vars(value).items():
+                    add(f"{name}.{attr}", member)
+        elif _defined_in(value, module) and (
+                getattr(value, "__name__", name) == name or not any(
+                    v is value for n, v in vars(module).items()
+                    if n == getattr(value, "__name__", None))):
+            add(name, value)
     return found
+
+
+def _defined_in(value, module):
+    fn = getattr(value, "python_function", value)
+    return getattr(fn, "__module__", None) == module.__name__
 
 
 def _example_args(text):
@@ -120,14 +180,26 @@ def _traced_graph(module, qualname, fn, args):
     """The graph of `fn` (converted if it is not already) traced on `args`."""
     instance = None                    # a bound rt.Function holds its instance weakly
     if "." in qualname:
-        cls = _resolve(module, qualname.rpartition(".")[0])
-        instance = cls()
-        fn = fn.__get__(instance, cls)
+        owner, _, attr = qualname.rpartition(".")
+        cls = _resolve_class(module, owner)
+        raw = inspect.getattr_static(cls, attr)
+        if isinstance(raw, (staticmethod, classmethod)):
+            fn = getattr(cls, attr)                 # no instance: as Class.attr gives it
+        else:
+            instance = cls()
+            fn = fn.__get__(instance, cls)
     if not isinstance(fn, rt.Function):
         fn = api.convert(fn)
     concrete = fn.get_concrete_function(*args)
     del instance
     return concrete
+
+
+def _resolve_class(module, qualname):
+    obj = _walk(module, qualname, "class")
+    if not isinstance(obj, type):
+        raise _UsageError(f"'{qualname}' in {module.__file__} is not a class")
+    return obj
 
 
 def _show_graph(concrete, out):
@@ -138,6 +210,8 @@ def _show_graph(concrete, out):
         viz.render(concrete, out)
     except viz.GraphvizNotFound as e:
         raise _UsageError(str(e)) from None
+    except (OSError, RuntimeError) as e:
+        raise _UsageError(f"cannot write the graph to {out}: {e}".splitlines()[0]) from None
     return f"wrote {out}\n"
 
 
@@ -168,6 +242,9 @@ def main(argv=None):
     except _UsageError as e:
         print(f"autograph: error: {e}", file=sys.stderr)
         return 2
+    except _FileError as e:
+        print(f"autograph: error: {e}", file=sys.stderr)
+        return 1
     except (AutoGraphError, TypeError, ValueError) as e:
         print(f"autograph: error: {e}", file=sys.stderr)
         return 1

@@ -46,6 +46,8 @@ def to_graph(func, recursive=True):
 def to_code(func, recursive=False):
     """The Python source generated for `func`, as a string."""
     func = _function_of(func)
+    # obj.method of a graph-function method: the method's code, not the binding's
+    func = getattr(func, "unbound_function", func)
     if inspect.ismethod(func):
         func = func.__func__
     return conversion.generated_source(func, conversion.ConversionOptions(recursive=recursive))

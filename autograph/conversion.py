@@ -7,6 +7,7 @@ registered with linecache (tracebacks and pdb show it) and with a source map
 and shares its closure cells, so globals, closures and `nonlocal` behave as in
 the original. Results are cached per code object and options.
 """
+import contextlib
 import functools
 import inspect
 import os
@@ -193,6 +194,9 @@ def _load(fn, node):
     if isinstance(node, gast.Lambda):
         entity_name = "ag__lambda"
         body = templates.replace("entity_name = lam", entity_name=entity_name, lam=node)
+        # The statement holding the lambda maps to the lambda's line (the source map
+        # follows statements).
+        anno.setanno(body[0], anno.Basic.ORIGIN, anno.getanno(node, anno.Basic.ORIGIN, None))
     else:
         entity_name = node.name
         body = [node]
@@ -211,7 +215,21 @@ def _load(fn, node):
     inner = [c for c in factory_code.co_consts if isinstance(c, types.CodeType)]
     if len(inner) != 1:
         raise AssertionError(f"expected one converted code object, found {len(inner)}")
-    return _Converted(inner[0], module_source, filename, fn.__name__)
+    code = inner[0]
+    if hasattr(code, "co_qualname"):        # 3.11+: nested functions are named after the
+        code = _requalified(code, code.co_qualname, fn.__qualname__)    # user's function
+    return _Converted(code, module_source, filename, fn.__name__)
+
+
+def _requalified(code, old, new):
+    """`code` and the code nested in it with the qualified-name prefix `old` (the
+    generated factory's) replaced by `new`."""
+    consts = tuple(_requalified(c, old, new) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    qualname = code.co_qualname
+    if qualname == old or qualname.startswith(old + "."):
+        qualname = new + qualname[len(old):]
+    return code.replace(co_consts=consts, co_qualname=qualname)
 
 
 _cache = {}
@@ -226,10 +244,12 @@ def convert(fn, options):
             return _by_function[fn][options]
         except (KeyError, TypeError):
             pass
-        key = (fn.__code__, options)
+        # Equal code objects of two files (the same def in both) are still two sources.
+        key = (fn.__code__, fn.__code__.co_filename, options)
         converted = _cache.get(key)
         if converted is None:
-            converted = _load(fn, generate(fn, options))
+            with _room_to_recurse(fn):
+                converted = _load(fn, generate(fn, options))
             _cache[key] = converted
         new_fn = _instantiate(fn, converted, options)
         try:
@@ -256,8 +276,32 @@ def _instantiate(fn, converted, options):
 
 def generated_source(fn, options):
     """The code generated for `fn` (the converted function alone, without the loader)."""
-    node = generate(fn, options)
-    return parser.unparse(node)
+    with _cache_lock, _room_to_recurse(fn):
+        node = generate(fn, options)
+        return parser.unparse(node)
+
+
+_RECURSION_LIMIT = 20000
+
+
+@contextlib.contextmanager
+def _room_to_recurse(fn):
+    """The tree walks recurse once per nesting level of the code (a chain of 400 `+` is
+    400 levels): more room than Python's default, and a ConversionError naming the
+    function, not a RecursionError, beyond it. Conversions hold _cache_lock, so the
+    limit is restored by the one that raised it."""
+    old = sys.getrecursionlimit()
+    if old < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        yield
+    except RecursionError:
+        code = fn.__code__
+        raise ConversionError(
+            f"{_describe(fn)} ({code.co_filename}:{code.co_firstlineno}) nests an expression "
+            f"or statements too deeply to convert; split it into smaller parts") from None
+    finally:
+        sys.setrecursionlimit(old)
 
 
 # -- converted_call ----------------------------------------------------------------------------

@@ -331,6 +331,7 @@ def _bind_weakly(func, instance, owner):
         return unbound(obj, *args, **kwargs)
 
     functools.update_wrapper(weak_method, unbound)    # __wrapped__: source lookups work
+    weak_method.unbound_function = unbound             # what it calls (for ag.to_code)
     try:                                    # inspect.signature must not list `self`
         weak_method.__signature__ = inspect.signature(method)
     except (TypeError, ValueError):

@@ -68,6 +68,8 @@ def map_frame(filename, lineno, name):
     for d in _internal_dirs:
         if filename.startswith(d):
             return None
+    if filename.startswith("<frozen "):     # the interpreter's own (runpy under -m)
+        return None
     return Frame(filename, lineno, name)
 
 

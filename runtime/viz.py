@@ -29,11 +29,13 @@ def _quote(text):
 class _Dot:
     def __init__(self):
         self.lines = []
-        self.node_ids = {}            # id(op) -> DOT node id
+        self.node_ids = {}            # (cluster, id(op)) -> DOT node id
         self.clusters = 0
+        self.scope = 0                # the cluster being drawn: a function called twice
+                                      # is drawn twice, with nodes of its own each time
 
     def node_id(self, op):
-        key = id(op)
+        key = (self.scope, id(op))
         if key not in self.node_ids:
             self.node_ids[key] = f"n{len(self.node_ids)}"
         return self.node_ids[key]
@@ -77,15 +79,20 @@ class _Dot:
         inner = indent + "  "
         self.lines.append(f"{inner}label={_quote(f'{owner.name}: {key} {sub.name}')}; "
                           f"style=rounded; color=gray50;")
-        self.graph(sub, inner)
+        outer_scope, self.scope = self.scope, self.clusters
+        try:
+            self.graph(sub, inner)
+            first = self.node_id(sub.ops[0] if sub.ops else sub)
+            captured = [self.node_id(c.op) for _, c in sub.captures]
+        finally:
+            self.scope = outer_scope
         self.lines.append(f"{indent}}}")
-        first = sub.ops[0] if sub.ops else sub
-        self.lines.append(f"{indent}{self.node_id(owner)} -> {self.node_id(first)} "
+        self.lines.append(f"{indent}{self.node_id(owner)} -> {first} "
                           f"[style=dotted, arrowhead=none, lhead={name}];")
-        for outer, captured in sub.captures:
-            if id(outer.op) in self.node_ids:
-                self.lines.append(f"{indent}{self.node_id(outer.op)} -> "
-                                  f"{self.node_id(captured.op)} [style=dashed, color=gray50];")
+        for (outer, _), inner_id in zip(sub.captures, captured):
+            if (outer_scope, id(outer.op)) in self.node_ids:
+                self.lines.append(f"{indent}{self.node_id(outer.op)} -> {inner_id} "
+                                  f"[style=dashed, color=gray50];")
 
 
 def to_dot(graph, name=None):

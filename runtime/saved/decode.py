@@ -76,6 +76,7 @@ _KIND_CHECKS = {
     "a variable": lambda v: isinstance(v, Variable),
     "a random state": lambda v: isinstance(v, RngState),
     "null": lambda v: v is None,
+    'null, "stdout" or "stderr"': lambda v: v in (None, "stdout", "stderr"),
     'null, an int or "input"': lambda v: v is None or _is_int(v) or v == "input",
     "an index spec": lambda v: isinstance(v, tuple) and all(
         isinstance(item, tuple) and item and item[0] in ("i", "t", "s", "n", "e")
@@ -98,7 +99,8 @@ _ATTR_KINDS = {
     "cond_graph": "a sub-graph", "body_graph": "a sub-graph", "then_graph": "a sub-graph",
     "else_graph": "a sub-graph", "f": "a sub-graph",
     "var": "a variable", "state": "a random state",
-    "template": "a list", "sep": "a string", "end": "a string", "file": "null",
+    "template": "a list", "sep": "a string", "end": "a string",
+    "file": 'null, "stdout" or "stderr"',
     "summarize": "an int or null", "message": "a string",
     "minval": "a number", "maxval": "a number", "mean": "a number", "stddev": "a number",
 }

@@ -1,7 +1,8 @@
 """Inspection and deployment workflows as a user runs them: the command line on the user's own
 files (--dump, --graph with --args), converted functions saved with rt.saved and loaded back
 (here and in a fresh process), rt.viz.to_dot pictures of converted control flow, and
-ag.to_code. Known bugs are strict xfails whose reason names the module and the diagnosis."""
+ag.to_code. Bugs found were strict xfails whose reason named the module and the diagnosis;
+all are fixed, and each test keeps its diagnosis as a comment."""
 import ast
 import importlib.util
 import inspect
@@ -150,10 +151,9 @@ def test_dump_by_qualified_name(tmp_path, capsys, qualname, start):
     ("::outer.inner", "no function named 'outer.inner'"),
     ("::CONST", "'CONST' in"),
     ("::rt", "'rt' in"),
-    pytest.param("::Model", "'Model' in", marks=pytest.mark.xfail(strict=True, reason=(
-        "autograph/__main__.py: _resolve accepts any callable, so a class is passed to "
-        "to_code and fails with exit 1 'cannot read the source of function' instead of "
-        "the exit-2 'is not a function' error"))),
+    # Fixed; was a strict xfail: _resolve accepted any callable, so a class went to
+    # to_code and failed with exit 1 instead of the exit-2 'is not a function' error.
+    ("::Model", "'Model' in"),
 ])
 def test_unknown_or_unsuitable_names_are_a_one_line_error_exit_2(tmp_path, capsys, suffix,
                                                                  message):
@@ -167,11 +167,9 @@ def test_unknown_or_unsuitable_names_are_a_one_line_error_exit_2(tmp_path, capsy
     lambda tmp: tmp / "missing.py",
     lambda tmp: tmp / "missing_dir" / "prog.py",
     lambda tmp: tmp,                                  # a directory
-    pytest.param(lambda tmp: write(tmp, "notes.txt", "x = 1\n"),
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "autograph/__main__.py: _load_module calls module_from_spec(None) for a "
-                     "file without the .py suffix: AttributeError traceback, not a "
-                     "one-line error"))),
+    # Fixed; was a strict xfail: _load_module called module_from_spec(None) for a file
+    # without the .py suffix (an AttributeError traceback).
+    lambda tmp: write(tmp, "notes.txt", "x = 1\n"),
 ], ids=["missing-file", "missing-directory", "a-directory", "not-a-py-file"])
 def test_files_that_cannot_be_loaded_are_a_one_line_error_exit_2(tmp_path, capsys, make):
     code, out, err = cli(capsys, make(tmp_path), "--dump")
@@ -201,10 +199,10 @@ def test_sibling_modules_imported_at_module_level(tmp_path, capsys):
     assert "multiply" in out and "wf_sibling_helper.py:2" in out and "wf_sibling_user.py:7" in out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _load_module takes the file's directory off sys.path right after "
-    "the import, so an `import` inside the function (run while --graph traces) fails with a "
-    "ModuleNotFoundError traceback although `python FILE.py` finds the module"))
+# Fixed; was a strict xfail: autograph/__main__.py: _load_module takes the file's directory
+# off sys.path right after the import, so an `import` inside the function (run while --graph
+# traces) fails with a ModuleNotFoundError traceback although `python FILE.py` finds the
+# module
 def test_sibling_module_imported_inside_the_function_when_traced(tmp_path, capsys):
     write(tmp_path, "wf_lazy_helper.py", "def double(x):\n    return x * 2\n")
     src = write(tmp_path, "wf_lazy_user.py", """\
@@ -219,12 +217,12 @@ def test_sibling_module_imported_inside_the_function_when_traced(tmp_path, capsy
         """)
     code, out, err = cli(capsys, f"{src}::f", "--graph", "--args", "[3]")
     assert code == 0, err
-    assert "multiply" in out and "wf_lazy_helper.py:2" in out
+    assert "multiply" in out and "wf_lazy_helper.py:2" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _load_module imports a file of a package (beside an __init__.py) "
-    "as a top-level module, so its relative imports raise an ImportError traceback"))
+# Fixed; was a strict xfail: autograph/__main__.py: _load_module imports a file of a package
+# (beside an __init__.py) as a top-level module, so its relative imports raise an ImportError
+# traceback
 def test_a_package_file_with_relative_imports(tmp_path, capsys):
     write(tmp_path, "wf_relpkg/__init__.py", "")
     write(tmp_path, "wf_relpkg/helper.py", "def double(x):\n    return x * 2\n")
@@ -241,9 +239,9 @@ def test_a_package_file_with_relative_imports(tmp_path, capsys):
     assert dump_names(capsys, src) == ["f"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: a SyntaxError in the user's file escapes main() as a traceback "
-    "through the CLI's own frames instead of a one-line 'autograph: error: FILE:LINE: ...'"))
+# Fixed; was a strict xfail: autograph/__main__.py: a SyntaxError in the user's file escapes
+# main() as a traceback through the CLI's own frames instead of a one-line 'autograph: error:
+# FILE:LINE: ...'
 def test_a_file_with_a_syntax_error_is_a_one_line_error(tmp_path, capsys):
     src = write(tmp_path, "wf_syntax.py", "import autograph as ag\n\n@ag.convert\n"
                                           "def f(x)\n    return x\n")
@@ -254,12 +252,11 @@ def test_a_file_with_a_syntax_error_is_a_one_line_error(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("exception", [
-    pytest.param("RuntimeError", marks=pytest.mark.xfail(strict=True, reason=(
-        "autograph/__main__.py: an exception other than TypeError/ValueError raised while "
-        "importing the user's file escapes main() as a traceback"))),
-    pytest.param("ValueError", marks=pytest.mark.xfail(strict=True, reason=(
-        "autograph/__main__.py: a ValueError raised while importing the user's file is "
-        "reported as 'autograph: error: <message>' without the file or line it came from"))),
+    # Fixed; were strict xfails: an exception other than TypeError/ValueError raised while
+    # importing the user's file escaped main() as a traceback, and a ValueError was
+    # reported without the file or line it came from.
+    "RuntimeError",
+    "ValueError",
 ])
 def test_a_file_that_raises_at_import_names_the_file(tmp_path, capsys, exception):
     src = write(tmp_path, f"wf_raises_{exception}.py",
@@ -293,19 +290,17 @@ class Model:
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _converted_functions looks for _ag_converted on the class "
-    "attribute, which for a converted staticmethod/classmethod is the staticmethod/"
-    "classmethod wrapper, so --dump silently leaves them out"))
+# Fixed; was a strict xfail: autograph/__main__.py: _converted_functions looks for
+# _ag_converted on the class attribute, which for a converted staticmethod/classmethod is the
+# staticmethod/classmethod wrapper, so --dump silently leaves them out
 def test_dump_lists_converted_static_and_class_methods(tmp_path, capsys):
     src = write(tmp_path, "wf_static_dump.py", STATIC)
     assert dump_names(capsys, src) == ["Model.stat", "Model.build", "Model.step"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _traced_graph binds every Class.attr to a new instance, so a "
-    "staticmethod gets the instance as an extra argument: 'stat(): too many positional "
-    "arguments'"))
+# Fixed; was a strict xfail: autograph/__main__.py: _traced_graph binds every Class.attr to a
+# new instance, so a staticmethod gets the instance as an extra argument: 'stat(): too many
+# positional arguments'
 def test_graph_of_a_static_method(tmp_path, capsys):
     src = write(tmp_path, "wf_static_graph.py", STATIC)
     code, out, err = cli(capsys, f"{src}::Model.stat", "--graph", "--args", "[3]")
@@ -313,9 +308,8 @@ def test_graph_of_a_static_method(tmp_path, capsys):
     assert out.startswith("graph stat(x: i32[]) {") and "while" in out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _resolve looks methods up in the class __dict__ only, so an "
-    "inherited Child.method is 'no function named' (exit 2)"))
+# Fixed; was a strict xfail: autograph/__main__.py: _resolve looks methods up in the class
+# __dict__ only, so an inherited Child.method is 'no function named' (exit 2)
 def test_an_inherited_method_by_qualified_name(tmp_path, capsys):
     src = write(tmp_path, "wf_inherit.py", """\
         import autograph as ag
@@ -344,10 +338,9 @@ def test_dump_without_a_name_skips_what_is_not_converted(tmp_path, capsys):
     assert "no function in" in err and "::NAME" in err and err.count("\n") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _converted_functions checks __module__ for classes but not for "
-    "functions, so a converted function imported from another module is dumped as if the "
-    "file defined it (and makes a bare --graph ambiguous)"))
+# Fixed; was a strict xfail: autograph/__main__.py: _converted_functions checks __module__ for
+# classes but not for functions, so a converted function imported from another module is
+# dumped as if the file defined it (and makes a bare --graph ambiguous)
 def test_dump_lists_only_the_functions_of_the_file(tmp_path, capsys):
     write(tmp_path, "wf_lib_converted.py", """\
         import autograph as ag
@@ -367,9 +360,8 @@ def test_dump_lists_only_the_functions_of_the_file(tmp_path, capsys):
     assert dump_names(capsys, src) == ["mine"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/__main__.py: _converted_functions lists every module attribute, so a second "
-    "name bound to the same converted function dumps it twice"))
+# Fixed; was a strict xfail: autograph/__main__.py: _converted_functions lists every module
+# attribute, so a second name bound to the same converted function dumps it twice
 def test_dump_lists_an_aliased_function_once(tmp_path, capsys):
     src = write(tmp_path, "wf_alias.py", """\
         import autograph as ag
@@ -432,11 +424,10 @@ def test_unicode_identifiers_and_strings_and_very_long_lines(tmp_path, capsys):
     assert "wf_unicode.py:18" in out and "wf_unicode.py:19" in out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/pyct (qual_names.resolve and the other recursive visitors, then ast.unparse): "
-    "an expression of a few hundred chained operators, which Python compiles and runs, "
-    "exhausts the recursion limit: a RecursionError traceback, not a conversion or a "
-    "one-line ConversionError"))
+# Fixed; was a strict xfail: autograph/pyct (qual_names.resolve and the other recursive
+# visitors, then ast.unparse): an expression of a few hundred chained operators, which Python
+# compiles and runs, exhausts the recursion limit: a RecursionError traceback, not a
+# conversion or a one-line ConversionError
 def test_a_long_chained_expression(tmp_path, capsys):
     terms = " + ".join(str(i) for i in range(1, 400))
     src = write(tmp_path, "wf_long_expression.py",
@@ -506,11 +497,10 @@ def test_graph_of_a_function_with_an_input_signature_needs_no_args(tmp_path, cap
     assert code == 1 and "does not match the input_signature" in err and err.count("\n") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/pyct/loader.py: the source map is built from statements only, and a "
-    "converted lambda is an expression in a generated assignment without an origin: its "
-    "source map is empty, so its ops take the origin of the caller (<frozen runpy> under "
-    "the CLI) instead of the lambda's line"))
+# Fixed; was a strict xfail: autograph/pyct/loader.py: the source map is built from statements
+# only, and a converted lambda is an expression in a generated assignment without an origin:
+# its source map is empty, so its ops take the origin of the caller (<frozen runpy> under the
+# CLI) instead of the lambda's line
 def test_ops_of_a_converted_lambda_point_at_the_lambda(tmp_path, capsys):
     src = write(tmp_path, "wf_lambda_origin.py", """\
         import autograph as ag
@@ -533,14 +523,12 @@ def test_the_dot_file_of_the_graph_is_written(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param("no_dir/g.dot", marks=pytest.mark.xfail(strict=True, reason=(
-        "autograph/__main__.py: _show_graph catches only GraphvizNotFound, so an OUT in a "
-        "missing directory is a FileNotFoundError traceback"))),
-    pytest.param("g.txt", marks=[
-        pytest.mark.skipif(not HAS_DOT, reason="Graphviz's dot is not installed"),
-        pytest.mark.xfail(strict=True, reason=(
-            "autograph/__main__.py: an OUT extension dot cannot draw (.txt) is a "
-            "RuntimeError traceback from runtime/viz.render, not a one-line usage error"))]),
+    # Fixed; were strict xfails: _show_graph caught only GraphvizNotFound, so an OUT in a
+    # missing directory (FileNotFoundError) or with an extension dot cannot draw
+    # (RuntimeError) gave a traceback.
+    "no_dir/g.dot",
+    pytest.param("g.txt", marks=pytest.mark.skipif(not HAS_DOT,
+                                                   reason="Graphviz's dot is not installed")),
 ])
 def test_an_output_the_graph_cannot_be_written_to_is_a_one_line_error(tmp_path, capsys, name):
     code, out, err = cli(capsys, f"{write(tmp_path, 'wf_out.py', ARGS_PROGRAM)}::show",
@@ -549,10 +537,9 @@ def test_an_output_the_graph_cannot_be_written_to_is_a_one_line_error(tmp_path, 
     assert err.startswith("autograph: error: ") and err.count("\n") == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/traceback_utils.py: under `python -m autograph` no user frame is on the stack "
-    "when placeholders and returned constants are made, and the frame search takes "
-    "<frozen runpy> for the user's line: the graph shows '<frozen runpy>:88'"))
+# Fixed; was a strict xfail: runtime/traceback_utils.py: under `python -m autograph` no user
+# frame is on the stack when placeholders and returned constants are made, and the frame
+# search takes <frozen runpy> for the user's line: the graph shows '<frozen runpy>:88'
 def test_python_dash_m_graph_names_no_interpreter_frames(tmp_path):
     src = write(tmp_path, "wf_runpy.py", """\
         def f(x):
@@ -752,10 +739,10 @@ def test_py_function_cannot_be_saved_and_the_error_names_its_line(tmp_path):
     assert not os.path.exists(tmp_path / "s")                # nothing half-written
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/conversion.py: functions and lambdas nested in converted code get the "
-    "generated factory's qualname ('ag__factory.<locals>.ag__f.<locals>.<lambda>'), which "
-    "the py_function SaveError shows to the user"))
+# Fixed; was a strict xfail: autograph/conversion.py: functions and lambdas nested in
+# converted code get the generated factory's qualname
+# ('ag__factory.<locals>.ag__f.<locals>.<lambda>'), which the py_function SaveError shows to
+# the user
 def test_py_function_save_error_names_the_users_function(tmp_path):
     @ag.convert
     def f(x):
@@ -782,10 +769,9 @@ def test_python_objects_a_saved_graph_cannot_hold_are_a_save_error(tmp_path, bod
         rt.saved.save(concrete, str(tmp_path / "s"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/saved/decode.py: the attribute schema says print's 'file' must be null, but "
-    "runtime/ops/logging_ops.print_ stores 'stderr' for sys.stderr: save succeeds and "
-    "load raises LoadError"))
+# Fixed; was a strict xfail: runtime/saved/decode.py: the attribute schema says print's 'file'
+# must be null, but runtime/ops/logging_ops.print_ stores 'stderr' for sys.stderr: save
+# succeeds and load raises LoadError
 def test_a_print_to_stderr_round_trips(tmp_path, capfd):
     @ag.convert
     def f(x):
@@ -872,10 +858,9 @@ def test_dot_of_converted_cond_and_while_with_special_characters(tmp_path):
         assert graphviz_warnings(dot) == (0, "")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/viz.py: _Dot.node_id keys DOT ids by id(op), so the one function graph of "
-    "several call ops is declared again in each cluster with the same node ids: Graphviz "
-    "draws it once and warns 'cluster named cluster2 not found'"))
+# Fixed; was a strict xfail: runtime/viz.py: _Dot.node_id keys DOT ids by id(op), so the one
+# function graph of several call ops is declared again in each cluster with the same node ids:
+# Graphviz draws it once and warns 'cluster named cluster2 not found'
 def test_dot_of_a_function_called_twice_draws_each_call(tmp_path):
     double = rt.function(lambda a: a * 2)
 
@@ -990,9 +975,8 @@ def test_a_method_converted_in_the_class_body_on_two_instances():
     assert "def ag__apply(self, x):" in ag.to_code(Scaler.apply)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/api.py: to_code takes a bound rt.Function's python_function, which is "
-    "runtime/function._bind_weakly's weak_method wrapper, and prints that wrapper's "
-    "converted code instead of the method's"))
+# Fixed; was a strict xfail: autograph/api.py: to_code takes a bound rt.Function's
+# python_function, which is runtime/function._bind_weakly's weak_method wrapper, and prints
+# that wrapper's converted code instead of the method's
 def test_to_code_of_a_bound_converted_method_is_the_methods_code():
     assert ag.to_code(Scaler(2).apply) == ag.to_code(Scaler.apply)
