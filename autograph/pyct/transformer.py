@@ -16,6 +16,7 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import parser
+from autograph.pyct import visitor
 
 
 class EntityInfo(collections.namedtuple(
@@ -109,23 +110,35 @@ class Base(gast.NodeTransformer):
         self.state = _State()
 
     def visit(self, node):
-        if isinstance(node, list):
+        if type(node) is list:
             return self.visit_block(node)
-        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING):
+        annos = node.__dict__.get(anno.ANNO_ATTR)
+        if annos is not None and anno.Basic.SKIP_PROCESSING in annos:
             return node
-        visitor = getattr(self, "visit_" + type(node).__name__, None)
-        result = visitor(node) if visitor is not None else self.generic_visit(node)
-        if result is not node and result is not None and anno.hasanno(node, anno.Basic.ORIGIN):
-            origin = anno.getanno(node, anno.Basic.ORIGIN)
+        cls = type(self)
+        table = cls.__dict__.get("_dispatch_table")
+        if table is None:
+            table = {}
+            setattr(cls, "_dispatch_table", table)
+        node_type = type(node)
+        method = table.get(node_type, False)
+        if method is False:
+            method = table[node_type] = getattr(cls, "visit_" + node_type.__name__, None)
+        result = method(self, node) if method is not None else self.generic_visit(node)
+        if result is not node and result is not None and annos is not None \
+                and anno.Basic.ORIGIN in annos:
+            origin = annos[anno.Basic.ORIGIN]
             for new_node in result if isinstance(result, list) else [result]:
                 _set_missing_origin(new_node, origin)
         return result
 
     def generic_visit(self, node):
-        """Visits the children (only statement lists, with statements_only) in place."""
+        """Visits the children (only statement lists, with statements_only) in place;
+        expression contexts and operators (no children) are not visited."""
         fields = _STATEMENT_LISTS if self.statements_only else node._fields
+        values = node.__dict__
         for field in fields:
-            value = getattr(node, field, None)
+            value = values.get(field)
             if type(value) is list:
                 if value and isinstance(value[0], gast.stmt):
                     new = self.visit_block(value)
@@ -142,7 +155,7 @@ class Base(gast.NodeTransformer):
                                 continue
                         new.append(item)
                     value[:] = new
-            elif isinstance(value, gast.AST):
+            elif isinstance(value, gast.AST) and not isinstance(value, visitor.LEAVES):
                 new = self.visit(value)
                 if new is None:
                     delattr(node, field)

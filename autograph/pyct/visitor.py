@@ -1,7 +1,7 @@
 """A faster gast.NodeVisitor for the analyses' whole-tree walks."""
 import gast
 
-_LEAVES = (gast.expr_context, gast.operator, gast.unaryop, gast.boolop, gast.cmpop)
+LEAVES = (gast.expr_context, gast.operator, gast.unaryop, gast.boolop, gast.cmpop)
 
 
 class NodeVisitor(gast.NodeVisitor):
@@ -35,9 +35,9 @@ def children(node):
         value = values.get(field)
         if type(value) is list:
             for item in value:
-                if isinstance(item, gast.AST) and not isinstance(item, _LEAVES):
+                if isinstance(item, gast.AST) and not isinstance(item, LEAVES):
                     out.append(item)
-        elif isinstance(value, gast.AST) and not isinstance(value, _LEAVES):
+        elif isinstance(value, gast.AST) and not isinstance(value, LEAVES):
             out.append(value)
     return out
 
