@@ -30,15 +30,17 @@ def run(graph):
     return False
 
 
-def plan(graph, owned_inputs=()):
+def plan(graph, owned_inputs=(), escaping=()):
     """Annotate `graph` and its sub-graphs (see the module docstring); `owned_inputs`
-    are placeholders whose arrays the graph may overwrite (a fused op's donations)."""
+    are placeholders whose arrays the graph may overwrite (a fused op's donations);
+    `escaping` are values kept past the graph's run (rows a loop appends)."""
     for op in graph.ops:
         op.notes = {"async": True} if op.notes and op.notes.get("async") else None
     last = _last_uses(graph)
     for t in graph.outputs:
         last[t] = len(graph.ops)                    # outputs live past the end
     store = _Storage(graph, owned_inputs, last)
+    store._escape(escaping)
     free_after = frees_after(graph, last)
     for i, op in enumerate(graph.ops):
         if free_after.get(op):
@@ -59,8 +61,12 @@ def plan(graph, owned_inputs=()):
             if donor is not None:
                 _note(op, "reuse", donor)
                 store.merge(out, donor)
+        appended = ()
+        if op.type == "while" and op.notes and op.notes.get("append"):
+            # The rows a loop appends stay in its list of rows: never overwritten.
+            appended = [item for _, _, item in accumulators(op).values()]
         for sub in op.subgraphs():
-            plan(sub)
+            plan(sub, escaping=appended if sub is op.attrs.get("body_graph") else ())
     return graph
 
 
