@@ -70,7 +70,10 @@ class Optimizer:
             raise ValueError("minimize: give a callable loss, or the tape that recorded it")
         else:
             value = loss
-        self.apply_gradients(zip(tape.gradient(value, list(var_list)), var_list))
+        if callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        self.apply_gradients(zip(tape.gradient(value, var_list), var_list))
         return value
 
     def _update(self, grad, var):

@@ -11,6 +11,7 @@ Trainable floating-point variables are watched when read (`watch_accessed_variab
 """
 import contextlib
 import threading
+import weakref
 
 from .. import context
 from .. import nest
@@ -80,9 +81,30 @@ def _hook(install):
 
 
 def _variables_read(attrs):
-    """The variables read inside the graphs an op owns (a function call, say)."""
-    graphs = [g for g in attrs.values() if isinstance(g, Graph)]
-    return set().union(*(g.effects()[0] for g in graphs)) if graphs else ()
+    """The variables read inside the graphs an op owns (a function call, say), in the
+    order the graphs read them (as eager code would watch them: watched_variables and
+    implicit_gradients list them in that order)."""
+    found = {}
+    for g in attrs.values():
+        if isinstance(g, Graph):
+            found.update(dict.fromkeys(_reads_in_order(g)))
+    return found
+
+
+_read_orders = weakref.WeakKeyDictionary()
+
+
+def _reads_in_order(graph):
+    order = _read_orders.get(graph)
+    if order is None:
+        found = {}
+        for op in graph.ops:
+            if op.opdef.effect == "read" and op.attrs.get("var") is not None:
+                found.setdefault(op.attrs["var"])
+            for sub in op.subgraphs():
+                found.update(dict.fromkeys(_reads_in_order(sub)))
+        order = _read_orders[graph] = tuple(found)
+    return order
 
 
 class GradientTape:

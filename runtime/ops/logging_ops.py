@@ -294,8 +294,37 @@ def _py_function_infer(inputs, func, tout, single):
     return [(TensorShape(None), dtype) for dtype in tout]
 
 
+def _py_function_grad(op, *grads):
+    """The gradient of a py_function: another py_function that runs `func` again under a
+    tape (TensorFlow's py_function is differentiable the same way, once)."""
+    from ..gradients.tape import GradientTape     # gradients import this module
+    func, xs = op.attrs["func"], list(op.inputs)
+    wrt = [i for i, x in enumerate(xs) if x.dtype.is_floating]
+    diff = [k for k, t in enumerate(op.outputs) if t.dtype.is_floating]
+    seeds = [g for k, g in enumerate(math_ops.fill_missing(op, grads)) if k in diff]
+    if not wrt or not diff:
+        return [None] * len(xs)
+
+    def backward(*args):
+        ins, dys = args[:len(xs)], args[len(xs):]
+        with GradientTape() as tape:
+            for i in wrt:
+                tape.watch(ins[i])
+            ys = func(*ins)
+        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+        got = tape.gradient([ys[k] for k in diff], [ins[i] for i in wrt],
+                            output_gradients=list(dys))
+        return [math_ops.multiply(ins[i], 0) if g is None else g for i, g in zip(wrt, got)]
+
+    outs = py_function(backward, xs + seeds, [xs[i].dtype for i in wrt])
+    result = [None] * len(xs)
+    for i, g in zip(wrt, outs):
+        result[i] = g
+    return result
+
+
 _PY_FUNCTION = registry.register("py_function", _py_function_kernel, _py_function_infer,
-                                 stateful=True, multi=True)
+                                 stateful=True, multi=True, grad=_py_function_grad)
 
 
 def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's name

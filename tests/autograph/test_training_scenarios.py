@@ -576,7 +576,7 @@ def log_huber(x, m):
     return m ** 2 * (1 - 2 * rt.log(m) + rt.log(x ** 2))
 
 
-@pytest.mark.xfail(strict=True, reason=PY_FUNCTION_HAS_NO_GRADIENT)
+# Fixed; was a strict xfail: PY_FUNCTION_HAS_NO_GRADIENT
 def test_py_function_is_differentiable():
     x, m = rt.constant(1.0), rt.constant(2.0)
     with rt.GradientTape() as tape:
@@ -585,7 +585,7 @@ def test_py_function_is_differentiable():
     assert float(tape.gradient(y, x)) == 2.0
 
 
-@pytest.mark.xfail(strict=True, reason=PY_FUNCTION_DROPPED_IN_CALL)
+# Fixed; was a strict xfail: PY_FUNCTION_DROPPED_IN_CALL
 def test_py_function_inside_a_converted_function_under_a_tape():
     """Returns 6.0 (only x * x): the py_function's 2.0 is dropped without an error."""
     @ag.convert
@@ -834,7 +834,7 @@ def test_implicit_gradients_list_variables_in_read_order_eagerly():
     assert _watched_in_read_order(False) == [READ_ORDER] * 4
 
 
-@pytest.mark.xfail(strict=True, reason=WATCH_ORDER_OF_CALLS)
+# Fixed; was a strict xfail: WATCH_ORDER_OF_CALLS
 def test_implicit_gradients_list_variables_in_read_order_through_a_call():
     """The tracing call lists them in read order; a cached call in set-iteration order."""
     assert _watched_in_read_order(True) == [READ_ORDER] * 4
@@ -1417,7 +1417,7 @@ def test_a_learning_rate_variable_decayed_between_converted_steps():
     assert want[:2] == [5.0, pytest.approx(3.2)]
 
 
-@pytest.mark.xfail(strict=True, reason=MINIMIZE_CALLABLE_VAR_LIST)
+# Fixed; was a strict xfail: MINIMIZE_CALLABLE_VAR_LIST
 def test_minimize_with_a_callable_var_list():
     """Keras: pass var_list as a callable when the loss creates the model's variables."""
     rt.random.set_seed(0)

@@ -204,10 +204,23 @@ def test_integer_inputs_get_no_gradient():
     assert ga.numpy().tolist() == [2.0, 2.0] and gb is None
 
 
+_NO_GRADIENT = registry.register(
+    "test_op_without_gradient", lambda x: x * 2, lambda inputs: [(inputs[0].shape,
+                                                                   inputs[0].dtype)])
+
+
 def test_missing_gradient_is_an_error():
     t = rt.constant([1.0, 2.0])
     with rt.GradientTape() as tape:
         tape.watch(t)
-        y = rt.py_function(lambda v: v * 2, [t], rt.float32)
-    with pytest.raises(LookupError, match="py_function"):
+        y = registry.apply(_NO_GRADIENT, [t], {})
+    with pytest.raises(LookupError, match="test_op_without_gradient"):
         tape.gradient(y, t)
+
+
+def test_py_function_is_differentiable_once():
+    t = rt.constant([1.0, 2.0])
+    with rt.GradientTape() as tape:
+        tape.watch(t)
+        y = rt.py_function(lambda v: v * v * 3.0, [t], rt.float32)
+    np.testing.assert_allclose(tape.gradient(y, t).numpy(), [6.0, 12.0])
