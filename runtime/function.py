@@ -297,18 +297,19 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
 
 
 def _replayed_values(graph):
-    """The values a gradient must not recompute: outputs of random ops (and py_functions)
+    """The values a gradient must not recompute: outputs of random ops and variable reads
     at the top level of `graph`, and those of the functions it calls. They become hidden
     outputs of the function, which its gradient is fed (see gradients/function_grad.py):
-    a dropout mask differentiated is the mask the forward pass drew."""
+    a dropout mask differentiated is the mask the forward pass drew, and a variable has
+    the value the forward pass read, even if it was assigned since."""
     hidden = []
     for op in graph.ops:
         if op.type == "call":
             inner = op.attrs["f"]
             if inner.n_visible is not None:
                 hidden.extend(op.outputs[inner.n_visible:])
-        elif op.opdef.stateful and op.opdef.effect is None and op.outputs \
-                and op.opdef.grad is None:
+        elif op.opdef.effect == "read" or (op.opdef.stateful and op.opdef.effect is None
+                                           and op.outputs and op.opdef.grad is None):
             hidden.extend(op.outputs)
     return hidden
 

@@ -91,14 +91,33 @@ def _build(f):
         positions = [i for i, t in enumerate(feeds) if differentiable(t)]
         variables = sorted((v for v in f.effects()[0] if v.dtype.is_floating),
                            key=lambda v: v.uid)
+        # A variable read at the top level (here or in a function called) is fed its
+        # forward value (a hidden output): its gradient is that placeholder's.
+        reads = [(ph, _variable_read(t)) for ph, t in zip(hidden, f.outputs[_visible(f):])]
+        reads = [(ph, v) for ph, v in reads if v is not None and v.dtype.is_floating]
         grads = backprop(graph.ops, [outputs[k] for k in float_outputs], seeds,
-                         [feeds[i] for i in positions] + variables)
+                         [feeds[i] for i in positions] + variables + [ph for ph, _ in reads])
         input_grads = [(i, g) for i, g in zip(positions, grads) if g is not None]
-        variable_grads = [(v, g) for v, g in zip(variables, grads[len(positions):])
-                          if g is not None]
+        by_variable = dict(zip(variables, grads[len(positions):len(positions) + len(variables)]))
+        for (_, v), g in zip(reads, grads[len(positions) + len(variables):]):
+            if g is not None:
+                by_variable[v] = g if by_variable.get(v) is None else math_ops.add(
+                    by_variable[v], g)
+        variable_grads = [(v, by_variable[v]) for v in variables
+                          if by_variable.get(v) is not None]
     graph.inputs = feeds + seeds + hidden
     graph.outputs = [g for _, g in input_grads + variable_grads]
     return _GradientGraph(graph, [i for i, _ in input_grads], [v for v, _ in variable_grads])
+
+
+def _variable_read(t):
+    """The variable whose read `t` (a hidden output) is, looking into called functions."""
+    op = t.op
+    if op.opdef.effect == "read":
+        return op.attrs["var"]
+    if op.type == "call":
+        return _variable_read(op.attrs["f"].outputs[t.index])
+    return None
 
 
 def inline(graph, feeds, hidden=()):

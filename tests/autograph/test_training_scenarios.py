@@ -505,7 +505,7 @@ def test_gradient_uses_forward_values_of_variables_eagerly():
     assert _gradient_after_reassigning(lambda x, v: x * v) == [3.0, 2.0]
 
 
-@pytest.mark.xfail(strict=True, reason=VARIABLE_READ_AT_GRADIENT_TIME)
+# Fixed; was a strict xfail: VARIABLE_READ_AT_GRADIENT_TIME
 def test_call_gradient_uses_forward_values_of_variables():
     """Minimal: returns [10.0, 2.0], the variable's value when the gradient is taken."""
     assert _gradient_after_reassigning(ag.convert(lambda x, v: x * v)) == [3.0, 2.0]
@@ -537,7 +537,7 @@ def test_persistent_tape_with_an_optimizer_step_between_gradients_eagerly():
     np.testing.assert_allclose(_persistent_tape_with_a_step_between(False), want)
 
 
-@pytest.mark.xfail(strict=True, reason=VARIABLE_READ_AT_GRADIENT_TIME)
+# Fixed; was a strict xfail: VARIABLE_READ_AT_GRADIENT_TIME
 def test_persistent_tape_with_an_optimizer_step_between_gradients_of_calls():
     np.testing.assert_allclose(_persistent_tape_with_a_step_between(True),
                                _persistent_tape_with_a_step_between(False))
@@ -563,7 +563,7 @@ def test_function_updating_its_state_eagerly():
     assert _stateful_scale_twice(False) == (7.5, [3.0, 6.0])     # 2x (1/1 + 1/2)
 
 
-@pytest.mark.xfail(strict=True, reason=VARIABLE_READ_AT_GRADIENT_TIME)
+# Fixed; was a strict xfail: VARIABLE_READ_AT_GRADIENT_TIME
 def test_converted_function_updating_its_state():
     """Returns (7.5, [2.0, 4.0]): both recomputations divide by the final count 2."""
     assert _stateful_scale_twice(True) == (7.5, [3.0, 6.0])
