@@ -40,7 +40,7 @@ from .passes import graphs_in, known_op, memory, subgraph_feeds
 __all__ = ["compile_graph", "Program"]
 
 _BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floordiv": "//",
-           "mod": "%", "pow": "**", "equal": "==", "not_equal": "!=", "less": "<",
+           "mod": "%", "equal": "==", "not_equal": "!=", "less": "<",
            "less_equal": "<=", "greater": ">", "greater_equal": ">=", "bitwise_and": "&",
            "bitwise_or": "|", "bitwise_xor": "^"}
 _LOGICAL = {"logical_and": "&", "logical_or": "|", "logical_xor": "^"}
@@ -81,6 +81,8 @@ def _concat_rows(first, rows):
     """concat([first, expand_dims(r0, 0), expand_dims(r1, 0), ...], axis 0), at once."""
     if not rows:
         return first
+    if first.shape[0] == 0 and first.shape[1:] != np.shape(rows[0]):
+        return np.stack(rows)          # the empty start's row shape was unknown when traced
     return np.concatenate([first] + [r[None] for r in rows], axis=0)
 
 
@@ -272,7 +274,7 @@ class _Compiler:
         for op in graph.ops:
             waits = [t for t in op.inputs if t in futures] + [
                 t for c in op.control_inputs for t in c.outputs if t in futures]
-            for t in waits:
+            for t in dict.fromkeys(waits):          # an input read twice is awaited once
                 self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
             if skip and op in skip:
                 statement = skip[op]
@@ -370,7 +372,7 @@ class _Compiler:
             return None
         donor = op.notes.get("reuse") if op.notes else None
         if donor is not None:
-            args.append(env[donor])               # `out`, passed by position: cheaper
+            args.append(f"out={env[donor]}")      # (by position is deprecated in numpy 2.4)
         return f"{self.glob(d.ufunc, '_np_' + d.ufunc.__name__)}({', '.join(args)})"
 
     def special(self, op, env):

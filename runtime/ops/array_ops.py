@@ -295,7 +295,19 @@ def rank(input, name=None):  # noqa: A002
 # -- concat / stack / unstack / split / tile ---------------------------------------------
 
 def _concat_kernel(*xs, axis):
-    return np.concatenate(xs, axis=axis)
+    return np.concatenate(_without_empty_mismatch(xs, axis), axis=axis)
+
+
+def _without_empty_mismatch(xs, axis):
+    """`xs` less the arrays with nothing along `axis` whose other dims differ from the
+    rest's: the empty start of a list grown in a graph loop, whose row shape was unknown
+    while tracing (numpy would refuse to join them; they add nothing)."""
+    if len(xs) > 1 and any(x.shape[axis] == 0 for x in xs):
+        kept = [x for x in xs if x.shape[axis] != 0]
+        if kept and any(x.shape != kept[0].shape[:axis] + (0,) + kept[0].shape[axis + 1:]
+                        for x in xs if x.shape[axis] == 0):
+            return kept
+    return xs
 
 
 def _concat_infer(inputs, axis):

@@ -333,7 +333,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if not np.can_cast(value.dtype, dtype.np, "same_kind"):
             raise TypeError(f"Cannot convert a numpy array of dtype {value.dtype} to "
                             f"a tensor of dtype {dtype.name}")
-    return constant(value, dtype, name=name, _copy=False)
+    # Eagerly the tensor may view the caller's array; in a graph it is a constant, taken
+    # now (as TensorFlow captures numpy arrays): later changes to the array do not reach
+    # the graph, whether or not constant folding ran.
+    return constant(value, dtype, name=name, _copy=context.current_graph() is not None)
 
 
 def _contains_symbolic(value):

@@ -42,7 +42,6 @@ from runtime.passes import parallel
 
 # The in-place np.maximum/np.minimum calls of the fast executor warn under numpy >= 2.4:
 # pinned once below (test_maximum_and_minimum_written_in_place_warn_no_more_than_eagerly).
-pytestmark = pytest.mark.filterwarnings("ignore:Passing more than 2 positional:DeprecationWarning")
 
 F32, F64, I32 = np.float32, np.float64, np.int32
 REMAT = rt.config.DEFAULT_PASSES | {"rematerialization"}
@@ -348,15 +347,15 @@ def test_scalar_chains_match_the_kernels_on_special_values():
         agree(f, F32(x), F32(y), I32(n), I32(m))
 
 
-@bug("runtime/codegen_executor.py: a rank-0 pow is emitted as Python `a ** b` on numpy "
-     "scalars, whose libm pow rounds differently (1 ulp) from np.power, the kernel eager "
-     "execution and the plain executor run")
+# Fixed; was a strict xfail: runtime/codegen_executor.py: a rank-0 pow is emitted as Python `a
+# ** b` on numpy scalars, whose libm pow rounds differently (1 ulp) from np.power, the kernel
+# eager execution and the plain executor run
 def test_scalar_pow_has_the_kernels_bits():
     agree(lambda x, y: x ** y, F64(7.0), F64(1.5))
 
 
-@bug("runtime/codegen_executor.py: the same scalar `a ** b` runs inside fused ops, so with "
-     "fusion even the plain executor's result differs from eager execution")
+# Fixed; was a strict xfail: runtime/codegen_executor.py: the same scalar `a ** b` runs inside
+# fused ops, so with fusion even the plain executor's result differs from eager execution
 def test_scalar_pow_in_a_fused_chain_under_the_plain_executor():
     agree(lambda x, y: x ** y * 1.5, F64(7.0), F64(1.5), modes=("eager", "plain"))
 
@@ -454,10 +453,10 @@ def test_a_numpy_array_captured_while_tracing():
                                                               rt.reshape(w, [3, 2]))), X)
 
 
-@bug("runtime/ops/registry.py: convert_to_tensor makes a traced constant that aliases the "
-     "caller's numpy array (_copy=False): with passes off the graph reads the array as it is "
-     "at each call, while constant folding (and CSE of equal constants) froze what it held "
-     "when the graph was optimized")
+# Fixed; was a strict xfail: runtime/ops/registry.py: convert_to_tensor makes a traced
+# constant that aliases the caller's numpy array (_copy=False): with passes off the graph
+# reads the array as it is at each call, while constant folding (and CSE of equal constants)
+# froze what it held when the graph was optimized
 def test_a_numpy_array_changed_after_tracing_gives_one_answer_with_passes_on_and_off():
     results = {}
     for name in GRAPH_MODES:
@@ -685,9 +684,9 @@ def test_nested_functions_with_state_called_twice_and_in_a_loop():
     agree_fresh(make, X, 2, convert=True, calls=2)
 
 
-@bug("autograph/operators/data_structures.py: TensorList.empty_like makes the empty list with "
-     "0 for every dimension unknown while tracing, so appending a row of another length fails "
-     "when the graph runs (eagerly the list stacks fine)")
+# Fixed; was a strict xfail: autograph/operators/data_structures.py: TensorList.empty_like
+# makes the empty list with 0 for every dimension unknown while tracing, so appending a row of
+# another length fails when the graph runs (eagerly the list stacks fine)
 def test_a_list_of_rows_of_unknown_length_grown_in_a_loop():
     def f(x, n):
         rows = []
@@ -721,9 +720,9 @@ def test_heavy_matmuls_with_assignments_between_them(heavy):
     agree_fresh(make, a, calls=2)
 
 
-@bug("runtime/codegen_executor.py: block() emits the wait for an async (parallel) input once "
-     "per use, so an op reading the same async value twice pops its future twice: KeyError "
-     "while compiling the graph")
+# Fixed; was a strict xfail: runtime/codegen_executor.py: block() emits the wait for an async
+# (parallel) input once per use, so an op reading the same async value twice pops its future
+# twice: KeyError while compiling the graph
 def test_an_op_reading_a_parallel_result_twice(heavy):
     def f(x, y):
         a = rt.matmul(x, x)
@@ -799,12 +798,8 @@ def test_float_overflow_raises_under_errstate_raise_in_every_mode():
         agree(lambda x, y: (x * y, x / y), np.array([3e38], F32), np.array([10.0], F32))
 
 
-@pytest.mark.xfail(
-    np.lib.NumpyVersion(np.__version__) >= "2.4.0", strict=True,
-    reason="runtime/codegen_executor.py: elementwise() passes the memory plan's `out` array by "
-           "position; numpy 2.4 deprecates a third positional argument of np.maximum and "
-           "np.minimum, so an in-place maximum warns (DeprecationWarning; an error once numpy "
-           "removes it) under either executor (fused ops compile their body too)")
+# Fixed; was a strict xfail (numpy >= 2.4): elementwise() passed the memory plan's `out`
+# array by position, which numpy 2.4 deprecates for np.maximum and np.minimum.
 def test_maximum_and_minimum_written_in_place_warn_no_more_than_eagerly():
     def f(x):
         return rt.maximum(rt.exp(x), 1.5), rt.minimum(rt.exp(x * 2.0), 1.5)
