@@ -418,16 +418,27 @@ def _default_invariant(value):
 def _initial_state(init, names, probe_body, get_state, set_state):
     """Typed initial values for a graph loop.
 
-    Python lists become tensor lists; symbols without a value, and empty lists,
-    get the type the body gives them, learned by tracing the body once in a
-    scratch graph.
+    Python lists the body grows or shrinks become tensor lists; one it only replaces by
+    a list of the same length (`acc = [a + g for a, g in zip(acc, grads)]`) stays a list,
+    carried element by element. Symbols without a value, and empty lists, get the type
+    the body gives them. All this is learned by tracing the body once in a scratch graph.
     """
-    unknown = [i for i, v in enumerate(init)
-               if is_undefined(v) or (isinstance(v, list) and not v)]
-    probed = _probe(init, probe_body, get_state, set_state, names) if unknown else None
+    unknown = [i for i, v in enumerate(init) if is_undefined(v) or isinstance(v, list)]
+    fixed_lists = any(isinstance(v, list) and v for v in init)
+    probed = None
+    if fixed_lists:
+        try:                                # lists as lists: which keep their length?
+            probed = _probe(init, probe_body, get_state, set_state, names, lists=True)
+        except (StagingError, TypeError, ValueError, IndexError):
+            fixed_lists = False             # (a branch pops, say): tensor lists all
+    if probed is None and unknown:
+        probed = _probe(init, probe_body, get_state, set_state, names)
     out = list(init)
     for i, value in enumerate(init):
         if isinstance(value, list):
+            if fixed_lists and value and type(probed[i]) is list and \
+                    len(probed[i]) == len(value):
+                continue                    # a list of fixed length: a nested structure
             if value:
                 out[i] = TensorList.from_list(value, names[i])
             else:
@@ -443,14 +454,15 @@ def _initial_state(init, names, probe_body, get_state, set_state):
     return out
 
 
-def _probe(init, probe_body, get_state, set_state, names):
+def _probe(init, probe_body, get_state, set_state, names, lists=False):
     """Run the body once in a scratch graph, on symbolic stand-ins for the loop state
     (as in the real loop, where every iteration's values are unknown), and return
-    the state it leaves."""
+    the state it leaves. Non-empty lists stand in as lists (`lists`) or tensor lists."""
     scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
     try:
         with scratch.as_default():
-            set_state(tuple(_stand_in(v, scratch, name) for v, name in zip(init, names)))
+            set_state(tuple(_stand_in(v, scratch, name, lists)
+                            for v, name in zip(init, names)))
             _user(probe_body)()
             return list(get_state())
     finally:
@@ -495,12 +507,16 @@ class _ProbeList:
         return iter(())
 
 
-def _stand_in(value, graph, name="list"):
-    """A placeholder shaped like a loop-state value; lists as the loop will carry them."""
+def _stand_in(value, graph, name="list", lists=False):
+    """A placeholder shaped like a loop-state value; lists as the loop may carry them."""
     if isinstance(value, list):
-        return TensorList.from_list(value, name) if value else _ProbeList(name)
+        if not value:
+            return _ProbeList(name)
+        if not lists:
+            return TensorList.from_list(value, name)
+        return [_stand_in(v, graph, name) for v in value]   # grown in place if appended to
     if nest.is_nested(value):
-        return nest.map_structure(lambda v: _stand_in(v, graph, name), value)
+        return nest.map_structure(lambda v: _stand_in(v, graph, name, lists), value)
     if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
         t = value.read_value() if isinstance(value, rt.Variable) else \
             registry.convert_to_tensor(value)

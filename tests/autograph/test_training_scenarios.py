@@ -1298,13 +1298,13 @@ def test_gradient_accumulation_in_a_tuple_matches_eager():
     assert accumulation_run(list, False) == want and want[2] < want[0]
 
 
-@pytest.mark.xfail(strict=True, reason=LIST_RESET_IN_LOOP)
+# Fixed; was a strict xfail: LIST_RESET_IN_LOOP
 def test_gradient_accumulation_in_a_list_matches_eager():
     np.testing.assert_allclose(accumulation_run(list, True), accumulation_run(list, False),
                                rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=LIST_RESET_IN_LOOP)
+# Fixed; was a strict xfail: LIST_RESET_IN_LOOP
 def test_a_list_reassigned_in_a_tensor_loop():
     """Minimal: StagingError 'the list acc ... becomes a tensor list' (shapes (2,), ())."""
     @ag.convert
