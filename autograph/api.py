@@ -75,6 +75,9 @@ def convert(func=None, *, recursive=True, input_signature=None):
         return type(func)(convert(func.__func__, recursive=recursive,
                                   input_signature=input_signature))
     original = _function_of(func)
+    if not callable(original):
+        raise TypeError(f"ag.convert expects a function (or another callable), got "
+                        f"{type(original).__name__} {original!r:.60}")
     state = {}
 
     def traced(*args, **kwargs):

@@ -134,6 +134,10 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
     """
     if true_fn is None or false_fn is None:
         raise TypeError("cond needs both true_fn and false_fn")
+    for what, fn in (("true_fn", true_fn), ("false_fn", false_fn)):
+        if not callable(fn):
+            raise TypeError(f"cond: {what} must be a callable (a function returning the "
+                            f"branch's value), got {type(fn).__name__}")
     static = _static_pred(pred) if context.executing_eagerly() or not isinstance(
         pred, (Tensor, Variable)) else None
     if static is not None:
@@ -392,6 +396,11 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
     """
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callable")
+    static_limit = (registry.constant_value(maximum_iterations)
+                    if maximum_iterations is not None else None)
+    if static_limit is not None and np.ndim(static_limit) == 0 and static_limit < 0:
+        raise ValueError(f"while_loop: maximum_iterations must be >= 0, got "
+                         f"{int(static_limit)}")
     if context.executing_eagerly():
         return _eager_loop(cond, body, loop_vars, maximum_iterations)
     single = not isinstance(loop_vars, (list, tuple))

@@ -91,6 +91,8 @@ def wrap_kernel_error(exc, message, op=None, origin=None):
 def _combined_class(cls):
     if cls is ValueError:
         return InvalidArgumentError
+    if cls is IndexError:
+        return OutOfRangeError
     with _combined_lock:
         found = _combined.get(cls)
         if found is None:

@@ -134,8 +134,7 @@ class ConcreteFunction:
                         nest.flatten_up_to(template, (tuple(args), kwargs)))
             given = [value for spec, value in pairs if isinstance(spec, TensorSpec)]
         except ValueError:
-            given = [leaf for leaf in nest.flatten((list(args), kwargs))
-                     if isinstance(leaf, (Tensor, np.ndarray))]
+            given = self._given_by_name(args, kwargs)
         specs = self.graph.inputs
         if len(given) != len(specs):
             raise TypeError(f"{self.name}: expected {len(specs)} tensor arguments, got "
@@ -150,6 +149,20 @@ class ConcreteFunction:
                                  f"{ph.dtype.name} and shape {ph.shape}")
             tensors.append(t)
         return self._call_flat(tensors)
+
+    def _given_by_name(self, args, kwargs):
+        """Tensor arguments given in another form than traced: positional ones in order,
+        keyword ones at the input named like them (never in alphabetical order)."""
+        given = [leaf for leaf in nest.flatten(list(args))
+                 if isinstance(leaf, (Tensor, np.ndarray, int, float))]
+        if not kwargs:
+            return given
+        names = [ph.op.name for ph in self.graph.inputs]
+        unknown = sorted(set(kwargs) - set(names[len(given):]))
+        if unknown:
+            raise TypeError(f"{self.name}: unexpected keyword arguments {unknown}; its tensor "
+                            f"arguments are {names}")
+        return given + [kwargs[n] for n in names[len(given):] if n in kwargs]
 
     def __repr__(self):
         return f"<ConcreteFunction {self.name} ({len(self.graph.ops)} ops)>"
@@ -346,6 +359,10 @@ class Function:
     """A Python function traced into graphs per input signature (see `rt.function`)."""
 
     def __init__(self, python_function, input_signature=None, name=None, _tracer=None):
+        if not callable(python_function):
+            raise TypeError(f"rt.function expects a callable (a function or method), got "
+                            f"{type(python_function).__name__} {python_function!r:.60}")
+        _check_input_signature(input_signature)
         self.python_function = python_function
         self._name = name or getattr(python_function, "__name__", "function")
         self.input_signature = (None if input_signature is None
@@ -555,6 +572,19 @@ class BoundFunction(Function):
 
     def __repr__(self):
         return repr(self._function)
+
+
+def _check_input_signature(signature):
+    """An input_signature is a list or tuple whose leaves are TensorSpecs."""
+    if signature is None:
+        return
+    if not isinstance(signature, (list, tuple)):
+        raise TypeError(f"input_signature must be a list or tuple of TensorSpecs (one per "
+                        f"argument), got {type(signature).__name__}: write [{signature!r}]")
+    for leaf in nest.flatten(list(signature)):
+        if not isinstance(leaf, TensorSpec):
+            raise TypeError(f"input_signature holds TensorSpecs, got {leaf!r} (for a dtype "
+                            f"alone: rt.TensorSpec(None, {leaf!r}))")
 
 
 def function(func=None, *, input_signature=None, name=None):

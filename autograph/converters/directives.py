@@ -6,7 +6,8 @@
         i += 1
 
 The control-flow converter passes the options to `while_stmt` / `for_stmt`.
-A call that is not first in a loop body is left alone (at run time it does nothing).
+A call anywhere else (outside a loop, after other statements of the body) or with an
+unknown option is a ConversionError naming its line, as in TensorFlow.
 """
 import gast
 
@@ -14,6 +15,8 @@ from autograph.pyct import anno
 from autograph.pyct import transformer
 
 LOOP_OPTIONS = "set_loop_options"
+_KNOWN_OPTIONS = ("maximum_iterations", "shape_invariants", "parallel_iterations",
+                  "swap_memory")
 
 
 def _resolve(node, namespace):
@@ -39,13 +42,19 @@ class DirectiveTransformer(transformer.Base):
         return target is api.set_loop_options
 
     def _visit_loop(self, node):
-        node = self.generic_visit(node)
         options = {}
         while node.body and self._is_loop_options(node.body[0]):
             call = node.body.pop(0).value
             if call.args:
-                raise _positional_error(call)
+                raise _error(call, "set_loop_options takes keyword arguments only")
+            for kw in call.keywords:
+                if kw.arg not in _KNOWN_OPTIONS:
+                    raise _error(call, f"set_loop_options has no option {kw.arg!r} (it "
+                                       f"takes {', '.join(_KNOWN_OPTIONS)})")
+                if kw.arg == "maximum_iterations" and _negative_literal(kw.value):
+                    raise _error(call, "set_loop_options: maximum_iterations must be >= 0")
             options.update({kw.arg: kw.value for kw in call.keywords})
+        node = self.generic_visit(node)
         if not node.body:
             node.body = [gast.Pass()]
         if options:
@@ -54,12 +63,24 @@ class DirectiveTransformer(transformer.Base):
 
     visit_While = visit_For = _visit_loop
 
+    def visit_Expr(self, node):
+        if self._is_loop_options(node):
+            raise _error(node.value, "set_loop_options must be the first statement of the "
+                                     "body of the loop it configures")
+        return node
 
-def _positional_error(call):
+
+def _negative_literal(node):
+    return (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+            and isinstance(node.operand, gast.Constant)
+            and isinstance(node.operand.value, (int, float)) and node.operand.value > 0)
+
+
+def _error(call, message):
     from autograph.errors import ConversionError
     origin = anno.getanno(call, anno.Basic.ORIGIN, None)
     where = f" at {origin.loc.filename}:{origin.loc.lineno}" if origin else ""
-    return ConversionError(f"set_loop_options takes keyword arguments only{where}")
+    return ConversionError(f"{message}{where}")
 
 
 def transform(node, ctx):

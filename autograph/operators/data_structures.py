@@ -73,15 +73,35 @@ class TensorList:
                 f"{got} is appended to it. In a graph all elements of a list need one "
                 f"dtype: start the list with elements of the dtype you append, or cast "
                 f"(rt.cast).", skip=3)
+        self._check_rows(x.shape, x.dtype)
         return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0), self.name)
 
     # Other ways of growing a list, in place as on a Python list (`l.extend(xs)`,
     # `l += xs`, `l.insert(i, x)`) or into a new one (`l + xs`).
     def extend(self, items):
+        if isinstance(items, TensorList) or isinstance(items, Tensor):
+            rows = items.tensor if isinstance(items, TensorList) else items
+            self._check_rows(rows.shape[1:], rows.dtype)
+            self.tensor = rt.concat([self.tensor, rows], 0)     # (`l += l` too)
+            return
         grown = self
-        for item in (items.tensor if isinstance(items, TensorList) else items):
+        for item in items:
             grown = grown.append(item)
         self.tensor = grown.tensor
+
+    def _check_rows(self, shape, dtype):
+        """A StagingError naming the list for elements of another shape or dtype."""
+        own = self.tensor.shape[1:] if self.tensor.shape.rank is not None else None
+        if dtype != self.tensor.dtype:
+            raise staging_error(
+                f"the list '{self.name}' is grown inside a tensor loop, so it is a tensor list "
+                f"of {self.tensor.dtype.name} elements, and {dtype.name} elements are added "
+                f"to it (cast them: rt.cast)", skip=4)
+        if own is not None and shape.rank is not None and not own.is_compatible_with(shape):
+            raise staging_error(
+                f"the list '{self.name}' is grown inside a tensor loop, so it is a tensor list "
+                f"whose elements all have one shape, {own}, and an element of shape {shape} "
+                f"is added to it", skip=4)
 
     def __iadd__(self, items):
         self.extend(items)

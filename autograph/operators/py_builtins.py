@@ -231,6 +231,8 @@ class TensorRange(TensorIterable):
                 raise ValueError("range() arg 3 must not be zero")
             n = (d + step - (1 if step > 0 else -1)) // step
         else:
+            # (a stateful check: it runs, and fails, whenever the graph runs)
+            rt.debugging.assert_none_equal(step, 0, message="range() arg 3 must not be zero")
             n = (d + step - rt.sign(step)) // step
         return rt.maximum(n, 0)
 

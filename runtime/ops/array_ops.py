@@ -851,6 +851,8 @@ def _filled_like(input, value, dtype, name):  # noqa: A002
 
 
 def _range_kernel(start, limit, delta, dtype):
+    if delta == 0:
+        raise ValueError("range: delta must not be zero")
     return np.arange(start, limit, delta, dtype=dtype.np)
 
 

@@ -284,8 +284,15 @@ def _py_function_kernel(*arrays, func, tout, single):
         raise ValueError(f"py_function {getattr(func, '__name__', func)} returned "
                          f"{len(results)} values, Tout lists {len(tout)}")
     out = []
-    for value, dtype in zip(results, tout):
+    name = getattr(func, "__name__", func)
+    for k, (value, dtype) in enumerate(zip(results, tout)):
+        if value is None:
+            raise TypeError(f"py_function {name} returned None for its result {k}, which "
+                            f"Tout declares {dtype.name}")
         arr = value._value if isinstance(value, EagerTensor) else np.asarray(value)
+        if arr.dtype != dtype.np and not np.can_cast(arr.dtype, dtype.np, "same_kind"):
+            raise TypeError(f"py_function {name} returned {arr.dtype} for its result {k}, "
+                            f"which Tout declares {dtype.name} (cast it in the function)")
         out.append(arr.astype(dtype.np, copy=False))
     return out
 

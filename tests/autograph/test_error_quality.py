@@ -262,11 +262,10 @@ def grows_rows_of_two_widths(n):
     return rt.stack(rows)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/data_structures.py: appending an element of another static shape to "
-    "a tensor list is a bare ValueError 'concat: dimension 1 differs between inputs: "
-    "['(None, 2)', '(1, 3)']' (the implementation's concat and shapes), not a StagingError "
-    "naming the list 'rows' and the element shapes (2,) and (3,)"))
+# Fixed; was a strict xfail:  "autograph/operators/data_structures.py: appending an element of
+# another static shape to a tensor list is a bare ValueError 'concat: dimension 1 differs
+# between inputs: ['(None, 2)', '(1, 3)']' (the implementation's concat and shapes), not a
+# StagingError naming the list 'rows' and the element shapes (2,) and (3,)
 def test_a_tensor_list_given_an_element_of_another_shape():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(grows_rows_of_two_widths)(scalar(3))
@@ -283,11 +282,11 @@ def list_extended_by_itself(n):
     return rt.stack(items)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/data_structures.py: `l += l` (or l.extend(l)) on a list grown in a "
-    "tensor loop raises the runtime's TypeError 'Cannot iterate over the symbolic tensor "
-    "items:0 ... decorate the function with autograph.convert' inside a converted function "
-    "(wrong advice, internal tensor name); README documents `l += xs` as supported"))
+# Fixed; was a strict xfail:  "autograph/operators/data_structures.py: `l += l` (or
+# l.extend(l)) on a list grown in a tensor loop raises the runtime's TypeError 'Cannot iterate
+# over the symbolic tensor items:0 ... decorate the function with autograph.convert' inside a
+# converted function (wrong advice, internal tensor name); README documents `l += xs` as
+# supported
 def test_a_list_extended_by_itself_in_a_tensor_loop():
     f = ag.convert(list_extended_by_itself)
     try:
@@ -497,10 +496,10 @@ def test_a_gather_out_of_range_inside_a_loop():
     assert f(params, rt.constant([0, 1]), scalar(2)).numpy() == 8.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/errors.py wrap_kernel_error: an IndexError of a kernel becomes a made-up class "
-    "runtime.errors.IndexError(OpError, IndexError), not OutOfRangeError (documented 'an "
-    "index went past its end', itself an IndexError) nor TensorFlow's InvalidArgumentError"))
+# Fixed; was a strict xfail:  "runtime/errors.py wrap_kernel_error: an IndexError of a kernel
+# becomes a made-up class runtime.errors.IndexError(OpError, IndexError), not OutOfRangeError
+# (documented 'an index went past its end', itself an IndexError) nor TensorFlow's
+# InvalidArgumentError
 def test_a_gather_out_of_range_is_a_documented_error_class():
     with pytest.raises(rt_errors.OpError) as info:
         ag.convert(windows)(rt.constant([1.0]), rt.constant([0, 1]), scalar(1))
@@ -637,10 +636,9 @@ def loop_with_tensor_step(n, step):
     return total
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/control_flow.py for_stmt over range(): a step that is 0 at run time "
-    "runs zero iterations silently (Python raises 'range() arg 3 must not be zero', "
-    "TensorFlow 'Requires delta != 0')"))
+# Fixed; was a strict xfail:  "autograph/operators/control_flow.py for_stmt over range(): a
+# step that is 0 at run time runs zero iterations silently (Python raises 'range() arg 3 must
+# not be zero', TensorFlow 'Requires delta != 0')
 def test_range_with_a_zero_tensor_step_in_a_converted_loop():
     with pytest.raises(ValueError) as info:
         ag.convert(loop_with_tensor_step)(scalar(3), scalar(0))
@@ -651,10 +649,9 @@ def graph_range(step):
     return rt.range(0, 3, step)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/ops/array_ops.py range kernel: a zero delta fed at run time fails with numpy's "
-    "'Maximum allowed size exceeded' (and leaks numpy's divide-by-zero RuntimeWarning); "
-    "eagerly the same call says 'range: delta must not be zero'"))
+# Fixed; was a strict xfail:  "runtime/ops/array_ops.py range kernel: a zero delta fed at run
+# time fails with numpy's 'Maximum allowed size exceeded' (and leaks numpy's divide-by-zero
+# RuntimeWarning); eagerly the same call says 'range: delta must not be zero'
 def test_rt_range_with_a_zero_delta_at_run_time():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -786,17 +783,15 @@ def test_a_failed_trace_inside_a_tape_leaves_the_tape_working():
 
 # == API misuse ==================================================================================
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/api.py convert: ag.convert(5) is accepted; the first call then fails with "
-    "'to_graph expects a callable, got 5' (a function the user did not call)"))
+# Fixed; was a strict xfail:  "autograph/api.py convert: ag.convert(5) is accepted; the first
+# call then fails with 'to_graph expects a callable, got 5' (a function the user did not call)
 def test_convert_of_a_non_callable():
     with pytest.raises(TypeError, match="convert"):
         ag.convert(5)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py function: rt.function('step') is accepted; the first call fails "
-    "with Python's \"'str' object is not callable\""))
+# Fixed; was a strict xfail:  "runtime/function.py function: rt.function('step') is accepted;
+# the first call fails with Python's \"'str' object is not callable\
 def test_rt_function_of_a_non_callable():
     with pytest.raises(TypeError, match="function"):
         rt.function("step")
@@ -806,18 +801,16 @@ def add(x, y):
     return x + y
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py: input_signature=TensorSpec(...) (not a list) is accepted; the "
-    "call fails with \"'TensorSpec' object is not iterable\""))
+# Fixed; was a strict xfail:  "runtime/function.py: input_signature=TensorSpec(...) (not a
+# list) is accepted; the call fails with \"'TensorSpec' object is not iterable\
 def test_an_input_signature_that_is_not_a_list():
     with pytest.raises(TypeError, match="input_signature"):
         ag.convert(add, input_signature=rt.TensorSpec([], rt.float32))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py _apply_signature: input_signature=[rt.float32, rt.float32] (dtypes, "
-    "not TensorSpecs) is accepted; the call raises AttributeError \"'DType' object has no "
-    "attribute 'dtype'\" from inside the runtime"))
+# Fixed; was a strict xfail:  "runtime/function.py _apply_signature:
+# input_signature=[rt.float32, rt.float32] (dtypes, not TensorSpecs) is accepted; the call
+# raises AttributeError \"'DType' object has no attribute 'dtype'\" from inside the runtime
 def test_an_input_signature_of_dtypes():
     with pytest.raises(TypeError, match="TensorSpec"):
         ag.convert(add, input_signature=[rt.float32, rt.float32])(scalar(1.0), scalar(2.0))
@@ -852,11 +845,10 @@ def minus(y, x):
     return y - x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py ConcreteFunction.__call__: keyword arguments not given as traced "
-    "fall back to flattening kwargs in sorted-key order, so for `def minus(y, x)` "
-    "cf(y=5., x=1.) computes 1 - 5 = -4 silently, and unknown names (cf(a=, b=)) are "
-    "accepted"))
+# Fixed; was a strict xfail:  "runtime/function.py ConcreteFunction.__call__: keyword
+# arguments not given as traced fall back to flattening kwargs in sorted-key order, so for
+# `def minus(y, x)` cf(y=5., x=1.) computes 1 - 5 = -4 silently, and unknown names (cf(a=,
+# b=)) are accepted
 def test_a_concrete_function_called_with_keywords():
     cf = rt.function(minus).get_concrete_function(rt.TensorSpec([], rt.float32),
                                                   rt.TensorSpec([], rt.float32))
@@ -869,10 +861,9 @@ def cond_with_tensors(x):
     return rt.cond(x > 0, x, -x)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/control_flow.py cond: non-callable branches fail with Python's "
-    "\"'SymbolicTensor' object is not callable\" (eagerly 'EagerTensor'); while_loop checks "
-    "and says 'cond and body must be callable'"))
+# Fixed; was a strict xfail:  "runtime/control_flow.py cond: non-callable branches fail with
+# Python's \"'SymbolicTensor' object is not callable\" (eagerly 'EagerTensor'); while_loop
+# checks and says 'cond and body must be callable'
 def test_rt_cond_given_tensors_instead_of_functions():
     with pytest.raises(TypeError) as info:
         rt.function(cond_with_tensors)(scalar(1.0))
@@ -935,9 +926,9 @@ def loop_with_negative_bound(n):
     return rt.while_loop(lambda i: i < n, lambda i: i + 1, [0], maximum_iterations=-1)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/control_flow.py while_loop: maximum_iterations=-1 is accepted and runs zero "
-    "iterations (graph and eager) instead of a ValueError naming maximum_iterations"))
+# Fixed; was a strict xfail:  "runtime/control_flow.py while_loop: maximum_iterations=-1 is
+# accepted and runs zero iterations (graph and eager) instead of a ValueError naming
+# maximum_iterations
 def test_rt_while_loop_with_a_negative_maximum_iterations():
     with pytest.raises(ValueError, match="maximum_iterations"):
         rt.function(loop_with_negative_bound)(scalar(3))
@@ -974,26 +965,11 @@ def options_negative(x):
     return i
 
 
-def _silently_ignored(fn, reason):
-    return pytest.param(fn, marks=pytest.mark.xfail(strict=True, reason=reason),
-                        id=fn.__name__)
-
-
+# Fixed; were strict xfails: set_loop_options outside a loop or not first in the body was
+# ignored silently, a misspelled option was ignored, and maximum_iterations=-1 ran the loop
+# zero times; all four are now ConversionErrors naming the directive's line.
 @pytest.mark.parametrize("fn", [
-    _silently_ignored(options_outside_a_loop, (
-        "autograph/converters/directives.py: set_loop_options outside a loop is dropped "
-        "silently (TensorFlow: ValueError 'must be used inside a statement')")),
-    _silently_ignored(options_not_first, (
-        "autograph/converters/directives.py: set_loop_options not first in the loop body is "
-        "ignored ('at run time it does nothing'): the loop runs 5 iterations, not the 2 "
-        "asked for (TensorFlow: 'must be the first statement in the loop block')")),
-    _silently_ignored(options_misspelled, (
-        "autograph/converters/directives.py: the directive's keywords are taken as they are, "
-        "so a misspelled one (max_iterations=) is ignored silently; plain Python would raise "
-        "TypeError")),
-    _silently_ignored(options_negative, (
-        "autograph/operators/control_flow.py: set_loop_options(maximum_iterations=-1) runs "
-        "the loop zero times silently (returns 0 for 5)")),
+    options_outside_a_loop, options_not_first, options_misspelled, options_negative,
 ])
 def test_misused_set_loop_options(fn):
     with pytest.raises((ag.ConversionError, ag.StagingError, TypeError, ValueError)) as info:
@@ -1048,18 +1024,17 @@ def returns_nothing(x):
     return rt.py_function(lambda t: None, [x], rt.float32)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/ops/logging_ops.py _py_function_kernel: results are cast with astype to Tout, "
-    "so a float 2.5 declared int32 becomes 2 silently (TensorFlow raises)"))
+# Fixed; was a strict xfail:  "runtime/ops/logging_ops.py _py_function_kernel: results are
+# cast with astype to Tout, so a float 2.5 declared int32 becomes 2 silently (TensorFlow
+# raises)
 def test_a_py_function_returning_another_dtype_than_tout():
     with pytest.raises((TypeError, ValueError)) as info:
         ag.convert(float_as_int)(scalar(1.0))
     check(info.value, float_as_int, "rt.py_function", "py_function")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/ops/logging_ops.py _py_function_kernel: a function returning None for a float32 "
-    "Tout gives nan silently (np.asarray(None).astype(float32))"))
+# Fixed; was a strict xfail:  "runtime/ops/logging_ops.py _py_function_kernel: a function
+# returning None for a float32 Tout gives nan silently (np.asarray(None).astype(float32))
 def test_a_py_function_returning_none():
     with pytest.raises((TypeError, ValueError)) as info:
         ag.convert(returns_nothing)(scalar(1.0))
