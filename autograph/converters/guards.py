@@ -26,6 +26,7 @@ Otherwise a tensor `c` would make `do_return` a tensor, and the rest of the func
 """
 import gast
 
+from autograph.pyct import anno
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -94,6 +95,11 @@ class GuardingTransformer(transformer.Base):
         guard.body = []
         guard._ag_guard = True
         nodes = node if isinstance(node, list) else [node]
+        # The guard stands for the jump in the statement before it: its line, in errors.
+        origin = next((anno.getanno(n, anno.Basic.ORIGIN) for n in reversed(nodes)
+                       if anno.hasanno(n, anno.Basic.ORIGIN)), None)
+        if origin is not None:
+            anno.setanno(guard, anno.Basic.ORIGIN, origin)
         return nodes + [guard], guard.body
 
     # Blocks that are not jump targets: statements after a jump inside them are guarded.

@@ -433,10 +433,10 @@ def returns_only_in_loop(n):
         i += 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/converters/return_statements.py: a function returning inside a tensor loop "
-    "and falling off its end gets 'tensor `if`: the return value is None in the true branch' "
-    "at the `def` line (no `if` there); it should point at the loop or the return"))
+# Fixed; was a strict xfail:  "autograph/converters/return_statements.py: a function returning
+# inside a tensor loop and falling off its end gets 'tensor `if`: the return value is None in
+# the true branch' at the `def` line (no `if` there); it should point at the loop or the
+# return
 def test_a_function_returning_only_inside_a_tensor_loop():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(returns_only_in_loop)(scalar(5))
