@@ -121,7 +121,24 @@ def _static_pred(pred):
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """`true_fn()` if pred else `false_fn()`; a graph `cond` op when pred is symbolic."""
-    return cond_with_names(pred, true_fn, false_fn, name=name)
+    with _located("cond"):
+        return cond_with_names(pred, true_fn, false_fn, name=name)
+
+
+@contextlib.contextmanager
+def _located(what):
+    """Errors of the checks of `what` (messages starting "what:") name the user's line that
+    called it (the compiler adds its own: this is for rt.cond / rt.while_loop called
+    directly)."""
+    try:
+        yield
+    except (TypeError, ValueError) as e:
+        message = str(e)
+        frame = traceback_utils.user_frame(3)
+        if not message.startswith(f"{what}:") or frame is None or "\n  at " in message:
+            raise
+        located = type(e)(f"{message}\n  at {frame}\n    {frame.line()}")
+        raise located.with_traceback(e.__traceback__) from None
 
 
 def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None):
@@ -354,8 +371,9 @@ _WHILE = registry.register("while", _while_kernel, _while_infer, multi=True)
 def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None,
                name=None):
     """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`."""
-    return while_loop_with_names(cond, body, loop_vars, shape_invariants,
-                                 maximum_iterations, name=name)
+    with _located("while_loop"):
+        return while_loop_with_names(cond, body, loop_vars, shape_invariants,
+                                     maximum_iterations, name=name)
 
 
 def _is_symbolic_anywhere(values):

@@ -902,10 +902,8 @@ def test_rt_cond_and_while_loop_misuse_in_graphs(fn, cls, line, word):
     assert word in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/control_flow.py: rt.cond / rt.while_loop structure and dtype errors while "
-    "tracing carry no file:line (the runtime's shape errors say 'created at File ...'); only "
-    "converted code gets a location, through autograph"))
+# Fixed; was a strict xfail: rt.cond / rt.while_loop structure and dtype errors while
+# tracing carried no file:line (only converted code got a location, through autograph).
 @pytest.mark.parametrize("fn,cls,line,word", RUNTIME_MISUSE, ids=RUNTIME_MISUSE_IDS)
 def test_rt_cond_and_while_loop_misuse_names_the_line(fn, cls, line, word):
     with pytest.raises(cls) as info:
