@@ -50,11 +50,39 @@ def _is_weak(value):
 def convert_pair(x, y):
     """Tensors for a binary op's operands; a Python value adapts to the other's dtype.
 
-    Two tensors keep their dtypes: the kernel promotes them as numpy does.
+    Two tensors keep their dtypes: the kernel promotes them as numpy does, except a loop
+    variable that started as a Python number (a placeholder marked weak), which adapts
+    like the number: `total = 0` then `total + x_float32` is float32, as eagerly.
     """
     if _is_weak(x) or _is_weak(y):
         return convert_all([x, y])
-    return convert_to_tensor(x), convert_to_tensor(y)
+    x, y = convert_to_tensor(x), convert_to_tensor(y)
+    if x.dtype != y.dtype:
+        kind_x, kind_y = _weak_placeholder_kind(x), _weak_placeholder_kind(y)
+        if kind_x and not kind_y:
+            target = dtypes.weak_result(kind_x, y.dtype)
+            if target == y.dtype:
+                x = cast(x, target)
+        elif kind_y and not kind_x:
+            target = dtypes.weak_result(kind_y, x.dtype)
+            if target == x.dtype:
+                y = cast(y, target)
+    return x, y
+
+
+def _weak_placeholder_kind(t):
+    """The weak kind of a loop placeholder standing for a Python number (see
+    control_flow._trace_subgraph), through captures into inner graphs; else None."""
+    for _ in range(32):
+        op = getattr(t, "op", None)
+        if op is None:
+            return None
+        if op.type == "placeholder":
+            return op.attrs.get("weak_kind")
+        if op.type != "capture":
+            return None
+        t = next((outer for outer, inner in op.graph.captures if inner is t), None)
+    return None
 
 
 def checked(opdef, build, *args):
