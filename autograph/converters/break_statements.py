@@ -12,13 +12,15 @@
 For a `for` loop the flag is an extra loop test (anno EXTRA_LOOP_TEST) instead.
 A loop without `break` keeps its `else:` as plain statements after the loop.
 
-A `while` test that binds names (`while (n := n - 1) > 0:`) is evaluated at the top of
-the body instead, `while True:` / `if not (test): <else>; break`, so that what it binds
+A `while` test that binds names (`while (n := n - 1) > 0:`) or calls a function defined
+in the converted one (which may assign its variables) is evaluated at the top of the body
+instead, `while True:` / `if not (test): <else>; break`, so that what it binds
 is an ordinary assignment in the loop body, carried as loop state like any other.
 """
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import ast_util
 from autograph.pyct import templates
 from autograph.pyct import transformer
 from autograph.pyct import visitor
@@ -33,13 +35,18 @@ class _Loop:
 class BreakTransformer(transformer.Base):
     statements_only = True
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._defs = []
+
     def visit_Break(self, node):
         loop = self.state[_Loop]
         loop.used = True
         return templates.replace("flag = True\ncontinue", flag=loop.flag)
 
     def _visit_loop(self, node):
-        if isinstance(node, gast.While) and _binds_names(node.test) and \
+        if isinstance(node, gast.While) and (
+                _binds_names(node.test) or _calls_any(node.test, self._local_defs())) and \
                 not _jumps_out_of(node.orelse):
             exit_ = templates.replace("if not test:\n    orelse\n    break", test=node.test,
                                       orelse=node.orelse)
@@ -76,13 +83,28 @@ class BreakTransformer(transformer.Base):
 
     def visit_FunctionDef(self, node):
         with self.state[_Loop]:         # a break never crosses a function
-            return self.generic_visit(node)
+            self._defs.append({n.name for n in ast_util.own_body_symbols(node)[2]})
+            try:
+                return self.generic_visit(node)
+            finally:
+                self._defs.pop()
+
+    def _local_defs(self):
+        """Names of functions defined in the function being converted (they may assign
+        its variables through nonlocal: a loop test calling one moves into the body)."""
+        return self._defs[-1] if self._defs else set()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
 
 def _binds_names(node):
     return any(isinstance(n, gast.NamedExpr) for n in visitor.walk(node))
+
+
+def _calls_any(node, names):
+    return bool(names) and any(
+        isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in names
+        for n in visitor.walk(node))
 
 
 def _jumps_out_of(statements):

@@ -63,17 +63,28 @@ def _unbound_nonlocals(fn_node):
 
 
 def _closure_writes(fn_node):
-    """{name of a def nested in fn_node: the enclosing variables it assigns via nonlocal}."""
-    writes = {}
+    """{name of a def nested in fn_node: the enclosing variables it assigns via nonlocal,
+    itself or through the local functions it calls (transitively)}."""
+    writes, reads = {}, {}
     for n in visitor.walk(fn_node):
         if n is fn_node or not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
             continue
         scope = anno.getanno(n, anno.Static.SCOPE, None)
-        if scope is not None and scope.nonlocals:
-            written = {qn for qn in scope.modified if qn in scope.nonlocals}
-            if written:
-                writes[qual_names.QN(n.name)] = written
-    return writes
+        if scope is None:
+            continue
+        name = qual_names.QN(n.name)
+        writes[name] = {qn for qn in scope.modified if qn in scope.nonlocals}
+        reads[name] = scope.read
+    changed = True
+    while changed:                          # add_twice() calls add(), which writes total
+        changed = False
+        for name, read in reads.items():
+            for callee in read:
+                extra = writes.get(callee, set()) - writes[name]
+                if callee != name and extra:
+                    writes[name] |= extra
+                    changed = True
+    return {name: written for name, written in writes.items() if written}
 
 
 def _names_read(node):
@@ -86,9 +97,12 @@ class ControlFlowTransformer(transformer.Base):
 
     # -- functions ----------------------------------------------------------------------
     def visit_FunctionDef(self, node):
-        with self.state[_Function] as fn:
+        functions = self.state[_Function]
+        # A nested function may call its siblings and itself, defined around it.
+        around = dict(functions.value.closure_writes) if functions.level else {}
+        with functions as fn:
             fn.scope = anno.getanno(node, anno.Static.SCOPE)
-            fn.closure_writes = _closure_writes(node)
+            fn.closure_writes = {**around, **_closure_writes(node)}
             node.body = self.visit_block(node.body)
             # A variable the generated functions share (nonlocal) must be bound in a
             # function around them; one whose every assignment moved into generated

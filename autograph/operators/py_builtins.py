@@ -300,6 +300,8 @@ def _iterable(value):
     found = TensorIterable.of(value)
     if found is not None:
         return found
+    if isinstance(value, builtins.range):
+        return TensorRange(value.start, value.stop, value.step)
     return _Rows(rt.convert_to_tensor(value))
 
 

@@ -24,13 +24,15 @@ def f32(*values):
 
 
 # One-line diagnoses of the bugs these programs found (minimal reproductions at the end).
-NONLOCAL_THROUGH_CALLS = (
+NONLOCAL_THROUGH_CALLS = (  # fixed (kept: the diagnosis the programs below had)
+
     "converters/control_flow.py _modified/_closure_writes: a nonlocal that a local function "
     "writes is state of a tensor loop/if only where that function is called by name; called "
     "through another local function (nested, sibling or recursive) the write is missed: its "
     "tensor leaks out of the loop body or branch (ValueError), or a Python number's write "
     "sticks once per traced branch (calls 7, eagerly 3)")
-NONLOCAL_IN_WHILE_TEST = (
+NONLOCAL_IN_WHILE_TEST = (  # fixed (kept: the diagnosis the programs below had)
+
     "converters/break_statements.py: a while test calling a local function that writes a "
     "nonlocal stays the graph loop's cond (only tests binding names with := move into the "
     "body), so the writes are dropped: the counter is 1 where eager code counts every test")
@@ -43,7 +45,8 @@ CLOSURE_THROUGH_CONTAINER = (
     "converters/control_flow.py _modified: a local function called through a dict item or "
     "an attribute (ops['add'](i), obj.cb(i)) is not seen as called, so the nonlocal it writes "
     "in a tensor loop is not loop state and its tensor leaks out of the body (ValueError)")
-ZIP_PYTHON_RANGE = (
+ZIP_PYTHON_RANGE = (  # fixed (kept: the diagnosis the programs below had)
+
     "operators/py_builtins.py _iterable: a Python range zipped with a symbolic tensor goes "
     "to rt.convert_to_tensor, which rejects range objects (TypeError: Cannot convert "
     "range(0, 3)), though a list of the same ints works")
@@ -192,8 +195,8 @@ def test_closures(f, n, tensors):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(nested_closures_two_levels, NONLOCAL_THROUGH_CALLS, tensors=True),
-    known_bug(closure_counter_in_while_condition, NONLOCAL_IN_WHILE_TEST, tensors=True)))
+    nested_closures_two_levels,
+    closure_counter_in_while_condition))
 @pytest.mark.parametrize("n", [1, 5])
 def test_closures_found_bugs(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
@@ -493,7 +496,7 @@ def test_enumerate_with_start_and_break(f, limit, tensors):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(zip_range_with_tensor, ZIP_PYTHON_RANGE, tensors=False)))
+    zip_range_with_tensor))
 @pytest.mark.parametrize("n", [0, 2, 9])
 def test_zip_range_with_tensor(f, n, tensors):
     assert_equivalent(f, n, i32(3, 4, 5), tensors=tensors)
@@ -2050,9 +2053,9 @@ def print_then_python_assert_fails(n):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(nonlocal_written_through_a_helper, NONLOCAL_THROUGH_CALLS, tensors=True),
-    known_bug(nonlocal_written_by_recursive_closure, NONLOCAL_THROUGH_CALLS, tensors=True),
-    known_bug(nonlocal_written_in_while_test, NONLOCAL_IN_WHILE_TEST, tensors=True),
+    nonlocal_written_through_a_helper,
+    nonlocal_written_by_recursive_closure,
+    nonlocal_written_in_while_test,
     known_bug(nonlocal_written_in_conditional_expression, NONLOCAL_IN_LAZY_OPERAND,
               tensors=True),
     known_bug(nonlocal_written_in_and_operand, NONLOCAL_IN_LAZY_OPERAND, tensors=True),
@@ -2072,7 +2075,7 @@ def test_found_bugs(f, tensors):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(zip_python_range_with_tensor, ZIP_PYTHON_RANGE),
+    zip_python_range_with_tensor,
     known_bug(enumerate_index_times_float_in_branch, INDEX_IS_STRONG_INT32)))
 def test_found_bugs_over_vectors(f, tensors):
     assert_equivalent(f, f32(0.5, 2.0, 3.0), tensors=tensors)
