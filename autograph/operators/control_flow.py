@@ -533,9 +533,9 @@ def _typed_zero(value, name):
     if isinstance(value, TensorList):
         return TensorList.empty_like(value.element_like())
     if isinstance(value, list):
-        if value:
-            return TensorList.empty_like(value[0])
-        return []
+        # First assigned in the body, a list is made anew each iteration: a structure of
+        # fixed length (a list the body grew started empty, a tensor list, above).
+        return [_typed_zero(v, name) for v in value]
     if not isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
         raise staging_error(
             f"{_quoted(name)} is first assigned inside a tensor loop and holds {_kind(value)}; a "

@@ -60,7 +60,7 @@ INDEX_IS_STRONG_INT32 = (
     "strongly typed int32 tensor (eagerly a Python int), so `a_f32 * i` is float64 in the "
     "graph (float32 eagerly), and a tensor `if` whose other branch keeps float32 is a "
     "StagingError (float64 vs float32)")
-LIST_FIRST_ASSIGNED_IN_LOOP = (
+LIST_FIRST_ASSIGNED_IN_LOOP = (  # fixed (kept: the diagnosis the programs below had)
     "operators/control_flow.py _typed_zero: a variable or return value first assigned a "
     "Python list inside a tensor loop starts as an empty TensorList, so the body's "
     "fixed-length list does not match the loop structure (StagingError (*, [*, *]) vs (*, *))")
@@ -2062,8 +2062,8 @@ def print_then_python_assert_fails(n):
     known_bug(nonlocal_written_in_conditional_expression_in_loop, NONLOCAL_IN_LAZY_OPERAND,
               tensors=True),
     known_bug(closure_called_through_a_dict, CLOSURE_THROUGH_CONTAINER, tensors=True),
-    known_bug(list_first_assigned_in_loop, LIST_FIRST_ASSIGNED_IN_LOOP, tensors=True),
-    known_bug(list_returned_from_loop, LIST_FIRST_ASSIGNED_IN_LOOP, tensors=True),
+    list_first_assigned_in_loop,
+    list_returned_from_loop,
     known_bug(returned_shape_depends_on_iteration, RETURN_VALUE_SHAPE, tensors=True),
     known_bug(print_list_grown_in_loop, PRINT_TENSOR_LIST, tensors=True),
     known_bug(print_loop_counter_in_list, PRINT_PROMOTED_NUMBERS, tensors=True)))
