@@ -314,8 +314,10 @@ def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()
     body returns the next prefix values.
     """
     names = list(symbol_names)
-    init = _initial_state(list(get_state()), names, lambda: body(*prefix), get_state,
-                          set_state)
+    # (the probe's prefix values are tensors, as in the loop: never Python values)
+    init = _initial_state(list(get_state()), names,
+                          lambda: body(*[rt.convert_to_tensor(p) for p in prefix]),
+                          get_state, set_state)
     carried = [i for i, v in enumerate(init) if _carried(v)]
     flagged = [i for i in carried
                if isinstance(init[i], _FirstAssignedInLoop) and not init[i].is_return]
@@ -601,5 +603,6 @@ def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, 
         body(iterable.element(i))
         return (i + 1,)
 
-    _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts,
-                 prefix=(rt.constant(0, rt.int32),))
+    # The counter starts as the Python 0: weakly typed, as the int `range` yields
+    # (`x_float32 * i` stays float32).
+    _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts, prefix=(0,))

@@ -237,6 +237,9 @@ class TensorRange(TensorIterable):
         return rt.maximum(n, 0)
 
     def element(self, i):
+        if type(self.start) is int and self.start == 0 and type(self.step) is int \
+                and self.step == 1:
+            return i        # the counter itself: weak like the Python int it stands for
         return self.start + i * self.step
 
     def __iter__(self):
@@ -261,7 +264,8 @@ class TensorEnumerate(TensorIterable):
         return self.inner.length()
 
     def element(self, i):
-        return (self.start + i, self.inner.element(i))
+        index = i if type(self.start) is int and self.start == 0 else self.start + i
+        return (index, self.inner.element(i))
 
 
 class TensorZip(TensorIterable):

@@ -55,7 +55,7 @@ WEAK_NUMBER_LOOP_DTYPE = (
     "Python number is traced as a strongly typed int32/float32 placeholder, so `0 + x_f32` "
     "becomes float64 (numpy int32+float32), `0 + x_int8` int32 and `0.0 + x_f16` float32 in "
     "the graph, where eagerly the weakly typed number keeps x's dtype")
-INDEX_IS_STRONG_INT32 = (
+INDEX_IS_STRONG_INT32 = (  # fixed (kept: the diagnosis the programs below had)
     "operators/control_flow.py for_stmt: the index of a graph loop over range/enumerate is a "
     "strongly typed int32 tensor (eagerly a Python int), so `a_f32 * i` is float64 in the "
     "graph (float32 eagerly), and a tensor `if` whose other branch keeps float32 is a "
@@ -478,7 +478,7 @@ def zip_of_rows_unpacked(m):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(enumerate_zip_nested_targets, INDEX_IS_STRONG_INT32)))
+    enumerate_zip_nested_targets))
 def test_enumerate_zip_nested_targets(f, tensors):
     assert_equivalent(f, f32(1, 5, 2, 7), f32(3, 1, 2, 0), tensors=tensors)
 
@@ -2076,7 +2076,7 @@ def test_found_bugs(f, tensors):
 
 @pytest.mark.parametrize("f, tensors", cases(
     zip_python_range_with_tensor,
-    known_bug(enumerate_index_times_float_in_branch, INDEX_IS_STRONG_INT32)))
+    enumerate_index_times_float_in_branch))
 def test_found_bugs_over_vectors(f, tensors):
     assert_equivalent(f, f32(0.5, 2.0, 3.0), tensors=tensors)
 
@@ -2125,6 +2125,6 @@ def test_python_number_loop_variable_takes_the_eager_dtype(start, dtype):
     _dtypes_agree(accumulate_from, rt.constant([1, 2, 3], dtype=dtype), start)
 
 
-@pytest.mark.xfail(strict=True, reason=INDEX_IS_STRONG_INT32)
+# Fixed; was a strict xfail: INDEX_IS_STRONG_INT32
 def test_range_index_times_a_float_keeps_the_float_dtype():
     _dtypes_agree(float_times_range_index, rt.constant(1.5), rt.constant(3))
