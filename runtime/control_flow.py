@@ -399,6 +399,9 @@ def _eager_loop(cond, body, loop_vars, maximum_iterations):
             result = body(*values)
             if not isinstance(result, (list, tuple)):
                 result = [result]
+            if len(result) != len(values):
+                raise ValueError(f"while_loop: the body must return the structure of the "
+                                 f"loop variables, {len(values)} values, got {len(result)}")
             values = type(loop_vars)(result) if type(loop_vars) in (list, tuple) else result
         i += 1
     return values

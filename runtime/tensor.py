@@ -211,9 +211,13 @@ class SymbolicTensor(Tensor):
     def __iter__(self):
         shape = self._shape
         if shape.rank is None or shape.rank == 0 or shape[0] is None:
+            from .traceback_utils import user_frame
+            frame = user_frame(2)
+            where = f"\n  at {frame}\n    {frame.line()}" if frame is not None else ""
             raise TypeError(f"Cannot iterate over the symbolic tensor {self.name} of shape "
-                            f"{shape} in Python while tracing; decorate the function with "
-                            f"autograph.convert to turn the loop into a graph loop.")
+                            f"{shape} in Python while tracing (its length is known only "
+                            f"when the graph runs); decorate the function with "
+                            f"autograph.convert to turn the loop into a graph loop.{where}")
         from .ops import array_ops
         return iter(array_ops.unstack(self, num=shape[0]))
 

@@ -239,8 +239,11 @@ class Variable:
         t = convert_to_tensor(value, dtype_hint=self.dtype)
         if t.dtype != self.dtype:
             if isinstance(value, Tensor) or isinstance(value, Variable):
+                from .traceback_utils import user_frame
+                frame = user_frame(3)
+                where = f"\n  at {frame}\n    {frame.line()}" if frame is not None else ""
                 raise TypeError(f"Cannot assign a tensor of dtype {t.dtype.name} to variable "
-                                f"'{self.name}' of dtype {self.dtype.name}")
+                                f"'{self.name}' of dtype {self.dtype.name}{where}")
             if t.dtype.is_floating and not self.dtype.is_floating:
                 raise TypeError(f"Cannot assign {value!r} to variable '{self.name}' of dtype "
                                 f"{self.dtype.name}: it holds floats (1.5 would become 1)")

@@ -380,10 +380,9 @@ def test_iterating_a_tensor_of_unknown_length_in_python_code():
     assert "autograph.convert" in str(info.value) and "(None,)" in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/tensor.py SymbolicTensor.__iter__: 'Cannot iterate over the symbolic tensor "
-    "xs:0 of shape (None,)...' has no file:line at all (len() and bool() give at least "
-    "where the tensor was created)"))
+# Fixed; was a strict xfail:  "runtime/tensor.py SymbolicTensor.__iter__: 'Cannot iterate over
+# the symbolic tensor xs:0 of shape (None,)...' has no file:line at all (len() and bool() give
+# at least where the tensor was created)
 def test_iterating_a_tensor_of_unknown_length_names_the_loop():
     with pytest.raises(TypeError) as info:
         rt.function(sum_rows, input_signature=VECTOR)(rt.constant([1.0, 2.0]))
@@ -728,10 +727,10 @@ def test_assigning_a_wrong_dtype_in_a_converted_function():
     assert w.numpy().tolist() == [0.0, 0.0]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/variables.py assign: 'Cannot assign a tensor of dtype int32 to variable ... of "
-    "dtype float32' carries no file:line (the wrong-shape error says 'created at File ...'); "
-    "in rt.function code, or on Python < 3.11 (no notes), nothing locates it"))
+# Fixed; was a strict xfail:  "runtime/variables.py assign: 'Cannot assign a tensor of dtype
+# int32 to variable ... of dtype float32' carries no file:line (the wrong-shape error says
+# 'created at File ...'); in rt.function code, or on Python < 3.11 (no notes), nothing locates
+# it
 def test_assigning_a_wrong_dtype_names_the_line():
     w = rt.Variable(rt.zeros([2]), name="weights")
 
@@ -911,10 +910,10 @@ def test_rt_cond_and_while_loop_misuse_names_the_line(fn, cls, line, word):
     check(info.value, fn, line)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/control_flow.py _eager_loop: eagerly, a body returning fewer values than the "
-    "loop variables fails with \"<lambda>() missing 1 required positional argument: 's'\" "
-    "(the graph path says 'the body must return the structure of the loop variables')"))
+# Fixed; was a strict xfail:  "runtime/control_flow.py _eager_loop: eagerly, a body returning
+# fewer values than the loop variables fails with \"<lambda>() missing 1 required positional
+# argument: 's'\ "(the graph path says 'the body must return the structure of the loop
+# variables')
 def test_rt_while_loop_body_of_another_structure_eagerly():
     with pytest.raises(ValueError, match="structure"):
         rt.while_loop(lambda i, s: i < 3, lambda i, s: i + 1, [0, 0.0])
