@@ -387,14 +387,21 @@ def _kind(value):
 def _invariants(opts, init, carried, n_pre, n_flags):
     """Shape invariants per loop variable: from set_loop_options, and [None, ...] for lists."""
     given = {}
-    for var, shape in ((opts or {}).get("shape_invariants") or ()):
+    pairs = (opts or {}).get("shape_invariants") or ()
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise staging_error(
+                f"set_loop_options: shape_invariants is a list of (variable, shape) pairs, "
+                f"such as [(v, [None, 3])]; it holds {pair!r:.80}", skip=5)
+    for var, shape in pairs:
         for i, value in enumerate(init):
             if value is var:
                 given[i] = rt.TensorShape(shape)
                 break
         else:
-            raise staging_error("set_loop_options: a shape invariant names a value that is "
-                                "not a variable changed by this loop", skip=5)
+            raise staging_error(f"set_loop_options: a shape invariant names a value that is "
+                                f"not a variable this loop changes ({var!r:.80}); give "
+                                f"invariants only for the loop's variables", skip=5)
     out = [None] * n_pre
     for i in carried:
         value = init[i]

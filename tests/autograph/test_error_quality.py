@@ -1003,10 +1003,9 @@ def invariant_not_a_pair(n):
     return v
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/control_flow.py _invariants: shape_invariants=[v, [None]] (not "
-    "(var, shape) pairs) fails with Python's 'not enough values to unpack (expected 2, "
-    "got 1)'"))
+# Fixed; was a strict xfail:  "autograph/operators/control_flow.py _invariants:
+# shape_invariants=[v, [None]] (not (var, shape) pairs) fails with Python's 'not enough values
+# to unpack (expected 2, got 1)'
 def test_shape_invariants_that_are_not_pairs():
     with pytest.raises((ag.StagingError, TypeError, ValueError)) as info:
         ag.convert(invariant_not_a_pair)(scalar(2))
