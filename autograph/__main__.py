@@ -143,10 +143,7 @@ def _converted_functions(module):
             if value.__module__ == module.__name__:
                 for attr, member in vars(value).items():
                     add(f"{name}.{attr}", member)
-        elif _defined_in(value, module) and (
-                getattr(value, "__name__", name) == name or not any(
-                    v is value for n, v in vars(module).items()
-                    if n == getattr(value, "__name__", None))):
+        elif _defined_in(value, module):       # an alias comes after its def: `seen`
             add(name, value)
     return found
 

@@ -35,6 +35,7 @@ from . import config
 from . import traceback_utils
 from .errors import OpError, loop_limit_exceeded
 from .executor import op_error
+from .ops import array_ops
 from .passes import graphs_in, known_op, memory, subgraph_feeds
 
 __all__ = ["compile_graph", "Program"]
@@ -81,9 +82,9 @@ def _concat_rows(first, rows):
     """concat([first, expand_dims(r0, 0), expand_dims(r1, 0), ...], axis 0), at once."""
     if not rows:
         return first
-    if first.shape[0] == 0 and first.shape[1:] != np.shape(rows[0]):
-        return np.stack(rows)          # the empty start's row shape was unknown when traced
-    return np.concatenate([first] + [r[None] for r in rows], axis=0)
+    # (an empty start whose row shape was unknown when traced drops out, as in concat)
+    return np.concatenate(array_ops.without_empty_mismatch([first] + [r[None] for r in rows],
+                                                           0), axis=0)
 
 
 _pool = {"executor": None, "threads": 0}

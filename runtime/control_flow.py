@@ -20,7 +20,7 @@ from .errors import loop_limit_exceeded
 from .executor import run_graph
 from .graph import Graph, Operation
 from .ops import array_ops
-from .ops.math_ops import cast
+from .ops.math_ops import cast, weak_placeholder_kind
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
 from .shapes import TensorShape
@@ -134,10 +134,10 @@ def _located(what):
         yield
     except (TypeError, ValueError) as e:
         message = str(e)
-        frame = traceback_utils.user_frame(3)
-        if not message.startswith(f"{what}:") or frame is None or "\n  at " in message:
+        where = traceback_utils.at_user_line(3)
+        if not message.startswith(f"{what}:") or not where or "\n  at " in message:
             raise
-        located = type(e)(f"{message}\n  at {frame}\n    {frame.line()}")
+        located = type(e)(f"{message}{where}")
         raise located.with_traceback(e.__traceback__) from None
 
 
@@ -267,7 +267,7 @@ def _unify_branch_values(a, b, then_graph, else_graph, what):
     if a.dtype != b.dtype:
         # A loop variable that started as a Python number is weakly typed: the other
         # branch's dtype wins where weak typing allows (the loop then retraces with it).
-        kind_a, kind_b = _weak_kind_of(a), _weak_kind_of(b)
+        kind_a, kind_b = weak_placeholder_kind(a), weak_placeholder_kind(b)
         if kind_b and dtypes.weak_result(kind_b, a.dtype) == a.dtype:
             with else_graph.as_default():
                 return a, cast(b, a.dtype)
@@ -277,21 +277,6 @@ def _unify_branch_values(a, b, then_graph, else_graph, what):
         raise TypeError(f"cond: {what} has dtype {a.dtype.name} in the true branch but "
                         f"{b.dtype.name} in the false branch")
     return a, b
-
-
-def _weak_kind_of(t):
-    """The weak kind of a loop placeholder standing for a Python number (through
-    captures into inner graphs), else None."""
-    for _ in range(100):
-        op = t.op
-        if op.type == "placeholder":
-            return op.attrs.get("weak_kind")
-        if op.type != "capture":
-            return None
-        t = next((outer for outer, inner in op.graph.captures if inner is t), None)
-        if not isinstance(t, SymbolicTensor):
-            return None
-    return None
 
 
 def _values_equal(a, b):

@@ -97,8 +97,7 @@ class ConcreteFunction:
 
     @property
     def outputs(self):
-        n = self.graph.n_visible
-        return list(self.graph.outputs if n is None else self.graph.outputs[:n])
+        return list(self.graph.visible_outputs)
 
     @property
     def structured_outputs(self):
@@ -319,7 +318,7 @@ def _replayed_values(graph):
     for op in graph.ops:
         if op.type == "call":
             inner = op.attrs["f"]
-            if inner.n_visible is not None:
+            if inner.n_visible is not None:     # its hidden outputs: ours too
                 hidden.extend(op.outputs[inner.n_visible:])
         elif op.opdef.effect == "read" or (op.opdef.stateful and op.opdef.effect is None
                                            and op.outputs and op.opdef.grad is None):

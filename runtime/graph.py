@@ -109,6 +109,16 @@ class Graph:
         self._plans = {}              # executors' compiled forms, dropped on every change
         self.optimized = False        # made by the passes: run as it is
 
+    @property
+    def visible_outputs(self):
+        """The outputs a caller sees (a function's hidden ones left out; see n_visible)."""
+        return self.outputs if self.n_visible is None else self.outputs[:self.n_visible]
+
+    @property
+    def hidden_outputs(self):
+        """The values kept for the function's gradient (random values, variable reads)."""
+        return [] if self.n_visible is None else self.outputs[self.n_visible:]
+
     # -- building ------------------------------------------------------------
     def as_default(self):
         """Context manager: ops created inside are added to this graph."""
@@ -446,11 +456,11 @@ def format_graph(graph, indent="", header=None):
         for key, value in op.attrs.items():
             if isinstance(value, Graph):
                 lines.extend(format_graph(value, body + "  ", header=f"{key} {value.name}"))
-    visible = graph.outputs if graph.n_visible is None else graph.outputs[:graph.n_visible]
+    visible = graph.visible_outputs
     outs = ", ".join(_tensor_ref(t) for t in visible)
     line = f"{body}return ({outs})" if len(visible) != 1 else f"{body}return {outs}"
-    if len(visible) < len(graph.outputs):
-        kept = ", ".join(_tensor_ref(t) for t in graph.outputs[len(visible):])
+    if graph.hidden_outputs:
+        kept = ", ".join(_tensor_ref(t) for t in graph.hidden_outputs)
         line = f"{line:<60}  # and, for gradients, {kept}"
     lines.append(line)
     lines.append(indent + "}")

@@ -211,13 +211,11 @@ class SymbolicTensor(Tensor):
     def __iter__(self):
         shape = self._shape
         if shape.rank is None or shape.rank == 0 or shape[0] is None:
-            from .traceback_utils import user_frame
-            frame = user_frame(2)
-            where = f"\n  at {frame}\n    {frame.line()}" if frame is not None else ""
+            from .traceback_utils import at_user_line
             raise TypeError(f"Cannot iterate over the symbolic tensor {self.name} of shape "
                             f"{shape} in Python while tracing (its length is known only "
                             f"when the graph runs); decorate the function with "
-                            f"autograph.convert to turn the loop into a graph loop.{where}")
+                            f"autograph.convert to turn the loop into a graph loop.{at_user_line(2)}")
         from .ops import array_ops
         return iter(array_ops.unstack(self, num=shape[0]))
 

@@ -85,6 +85,13 @@ def user_frame(skip=1):
     return None
 
 
+def at_user_line(skip=1):
+    """"\n  at FILE, line N\n    <source line>" for the innermost user frame (skipping
+    `skip` frames from the caller's), or "" when there is none: for error messages."""
+    frame = user_frame(skip + 1)
+    return f"\n  at {frame}\n    {frame.line()}" if frame is not None else ""
+
+
 def map_traceback(tb):
     """User frames of a traceback, innermost last."""
     frames = []

@@ -236,19 +236,14 @@ class Variable:
 
     # -- writing -------------------------------------------------------------------
     def _write(self, opdef, value, name):
-        t = convert_to_tensor(value, dtype_hint=self.dtype)
-        if t.dtype != self.dtype:
-            if isinstance(value, Tensor) or isinstance(value, Variable):
-                from .traceback_utils import user_frame
-                frame = user_frame(3)
-                where = f"\n  at {frame}\n    {frame.line()}" if frame is not None else ""
+        if isinstance(value, (Tensor, Variable)):
+            t = convert_to_tensor(value)
+            if t.dtype != self.dtype:
+                from .traceback_utils import at_user_line
                 raise TypeError(f"Cannot assign a tensor of dtype {t.dtype.name} to variable "
-                                f"'{self.name}' of dtype {self.dtype.name}{where}")
-            if t.dtype.is_floating and not self.dtype.is_floating:
-                raise TypeError(f"Cannot assign {value!r} to variable '{self.name}' of dtype "
-                                f"{self.dtype.name}: it holds floats (1.5 would become 1)")
-            from .ops.math_ops import cast
-            t = cast(t, self.dtype)
+                                f"'{self.name}' of dtype {self.dtype.name}{at_user_line(3)}")
+        else:       # Python and numpy values convert to the variable's dtype when they fit
+            t = convert_to_tensor(value, dtype=self.dtype)
         return apply(opdef, [t], {"var": self}, name)
 
     def assign(self, value, read_value=True, name=None):

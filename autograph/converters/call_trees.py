@@ -11,6 +11,7 @@ into generated code that no longer sits in the class body.
 """
 import gast
 
+from autograph.pyct import ast_util
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -59,12 +60,8 @@ class CallTreeTransformer(transformer.Base):
                                values=[kw.value for kw in node.keywords])
         else:
             kwargs = gast.Constant(value=None, kind=None)
-        # ag__.converted_call(func, args, kwargs), built directly (the commonest rewrite:
-        # a template costs several times more here).
-        converted_call = gast.Attribute(
-            value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
-            attr="converted_call", ctx=gast.Load())
-        return gast.Call(func=converted_call, args=[node.func, args, kwargs], keywords=[])
+        # built directly (the commonest rewrite: a template costs several times more here)
+        return ast_util.ag_call("converted_call", [node.func, args, kwargs])
 
     def _explicit_super(self, node):
         fn = self.state[_Function]

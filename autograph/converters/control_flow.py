@@ -218,9 +218,7 @@ class ControlFlowTransformer(transformer.Base):
         get_name, set_name, vars_name = self._new("get_state"), self._new("set_state"), \
             self._new("vars_")
         values = [ast_util.ag_call("ldu", [
-            gast.Lambda(args=gast.arguments(args=[], posonlyargs=[], vararg=None,
-                                            kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                            defaults=[]), body=qn.ast()),
+            gast.Lambda(args=ast_util.arguments(), body=qn.ast()),
             gast.Constant(value=str(qn), kind=None)])
                   if qn in maybe_undefined else qn.ast() for qn in state]
         targets = [_store_target(qn) for qn in state]
@@ -363,20 +361,14 @@ def _store_target(qn):
     return target
 
 
-def _no_args(*names):
-    return gast.arguments(args=[ast_util.name_node(n, gast.Param()) for n in names],
-                          posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                          kwarg=None, defaults=[])
-
-
 # The stand-ins for accessors and branches a statement does not need.
 _EXPRESSIONS = {
     "None": lambda: gast.Constant(value=None, kind=None),
-    "lambda: None": lambda: gast.Lambda(args=_no_args(),
+    "lambda: None": lambda: gast.Lambda(args=ast_util.arguments(),
                                         body=gast.Constant(value=None, kind=None)),
-    "lambda: ()": lambda: gast.Lambda(args=_no_args(),
+    "lambda: ()": lambda: gast.Lambda(args=ast_util.arguments(),
                                       body=gast.Tuple(elts=[], ctx=gast.Load())),
-    "lambda _: None": lambda: gast.Lambda(args=_no_args("_"),
+    "lambda _: None": lambda: gast.Lambda(args=ast_util.arguments("_"),
                                           body=gast.Constant(value=None, kind=None)),
 }
 

@@ -14,6 +14,7 @@ as Python's codes.
 """
 import gast
 
+from autograph.pyct import ast_util
 from autograph.pyct import transformer
 
 
@@ -34,10 +35,7 @@ class FStringTransformer(transformer.Base):
                                               spec], ctx=gast.Load()))
             else:
                 parts.append(value)
-        fstring = gast.Attribute(
-            value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
-            attr="fstring", ctx=gast.Load())
-        return gast.Call(func=fstring, args=parts, keywords=[])
+        return ast_util.ag_call("fstring", parts)
 
 
     def visit_BinOp(self, node):
@@ -45,10 +43,7 @@ class FStringTransformer(transformer.Base):
         if not (isinstance(node.op, gast.Mod) and isinstance(node.left, gast.Constant)
                 and isinstance(node.left.value, str)):
             return node
-        percent_format = gast.Attribute(
-            value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
-            attr="percent_format", ctx=gast.Load())
-        return gast.Call(func=percent_format, args=[node.left, node.right], keywords=[])
+        return ast_util.ag_call("percent_format", [node.left, node.right])
 
 
 def transform(node, ctx):

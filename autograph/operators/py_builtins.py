@@ -42,11 +42,16 @@ def fstring(*parts):
 
     `parts`: literal strings and (value, conversion code, format spec) triples.
     """
-    triples = [part if isinstance(part, str) else
-               (part[0], _CONVERSIONS[part[1]], part[2]) for part in parts]
-    if any(not isinstance(part, str) and _any_symbolic([part[0]]) for part in triples):
-        return logging_ops.FormattedString(triples)
-    return logging_ops.format_parts(triples)
+    return _formatted([part if isinstance(part, str) else
+                       (part[0], _CONVERSIONS[part[1]], part[2]) for part in parts])
+
+
+def _formatted(parts):
+    """Python's string for format parts (see logging_ops.FormattedString), or, when a
+    value is a symbolic tensor, the FormattedString a graph print formats again."""
+    if _any_symbolic([part[0] for part in parts if not isinstance(part, str)]):
+        return logging_ops.FormattedString(parts)
+    return logging_ops.format_parts(parts)
 
 
 def str_format(template, args, kwargs):
@@ -54,8 +59,7 @@ def str_format(template, args, kwargs):
     argument is a symbolic tensor, a FormattedString (see `fstring`)."""
     if not _any_symbolic(list(args) + list(kwargs.values())):
         return template.format(*args, **kwargs)
-    counter = [0]
-    return logging_ops.FormattedString(_format_parts(template, args, kwargs, counter))
+    return logging_ops.FormattedString(_format_parts(template, args, kwargs, [0]))
 
 
 def _format_parts(template, args, kwargs, counter):
@@ -71,10 +75,7 @@ def _format_parts(template, args, kwargs, counter):
             counter[0] += 1
         value, _ = formatter.get_field(field, args, kwargs)
         if spec and "{" in spec:                      # a nested field: `{:{width}}`
-            nested = _format_parts(spec, args, kwargs, counter)
-            spec = (logging_ops.FormattedString(nested) if _any_symbolic(
-                [p[0] for p in nested if not isinstance(p, str)]) else
-                logging_ops.format_parts(nested))
+            spec = _formatted(_format_parts(spec, args, kwargs, counter))
         parts.append((value, conversion, spec or ""))
     return parts
 

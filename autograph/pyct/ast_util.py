@@ -21,12 +21,17 @@ def function_def(name, params, body, nonlocals=(), globals_=()):
     """`def name(params): nonlocal ...; global ...; body` (params: names)."""
     declared = ([gast.Nonlocal(names=list(nonlocals))] if nonlocals else []) + (
         [gast.Global(names=list(globals_))] if globals_ else [])
-    args = gast.arguments(args=[name_node(p, gast.Param()) for p in params], posonlyargs=[],
-                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                          defaults=[])
-    return gast.FunctionDef(name=name, args=args, body=declared + (body or [gast.Pass()]),
+    return gast.FunctionDef(name=name, args=arguments(*params),
+                            body=declared + (body or [gast.Pass()]),
                             decorator_list=[], returns=None, type_comment=None,
                             type_params=[])
+
+
+def arguments(*names):
+    """A parameter list of plain positional `names`."""
+    return gast.arguments(args=[name_node(n, gast.Param()) for n in names], posonlyargs=[],
+                          vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                          defaults=[])
 
 
 def ag_call(function, args):

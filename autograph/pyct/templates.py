@@ -216,7 +216,7 @@ def _dotted(name):
         return gast.Constant(value={"None": None, "True": True, "False": False}[name],
                              kind=None)
     parts = name.split(".")
-    node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
+    node = ast_util.name_node(parts[0])
     for attr in parts[1:]:
         node = gast.Attribute(value=node, attr=attr, ctx=gast.Load())
     return node

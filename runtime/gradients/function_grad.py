@@ -43,14 +43,10 @@ class _GradientGraph:
         self.variables = variables
 
 
-def _visible(f):
-    return len(f.outputs) if f.n_visible is None else f.n_visible
-
-
 def _call_grad(op, *grads):
     f = op.attrs["f"]
     gradient_graph = _gradient_graph(f)
-    n = _visible(f)
+    n = len(f.visible_outputs)
     seeds = [g for g, t in zip(math_ops.fill_missing(op, grads)[:n], op.outputs[:n])
              if differentiable(t)]
     outs = registry.apply(_CALL, list(op.inputs) + seeds + list(op.outputs[n:]),
@@ -76,7 +72,7 @@ def _inlined(f):
     feeds = [_placeholder(t.shape, t.dtype, t.op.name)
              for t in list(f.inputs) + [inner for _, inner in f.captures]]
     hidden = [_placeholder(t.shape, t.dtype, f"replayed_{k}")
-              for k, t in enumerate(f.outputs[_visible(f):])]
+              for k, t in enumerate(f.hidden_outputs)]
     return feeds, hidden, inline(f, feeds, hidden)
 
 
@@ -85,7 +81,7 @@ def _build(f):
     graph.is_function = True
     with context.graph_scope(graph):
         feeds, hidden, outputs = _inlined(f)
-        float_outputs = [k for k, t in enumerate(f.outputs[:_visible(f)]) if differentiable(t)]
+        float_outputs = [k for k, t in enumerate(f.visible_outputs) if differentiable(t)]
         seeds = [_placeholder(f.outputs[k].shape, f.outputs[k].dtype, f"grad_{k}")
                  for k in float_outputs]
         positions = [i for i, t in enumerate(feeds) if differentiable(t)]
@@ -93,7 +89,7 @@ def _build(f):
                            key=lambda v: v.uid)
         # A variable read at the top level (here or in a function called) is fed its
         # forward value (a hidden output): its gradient is that placeholder's.
-        reads = [(ph, _variable_read(t)) for ph, t in zip(hidden, f.outputs[_visible(f):])]
+        reads = [(ph, _variable_read(t)) for ph, t in zip(hidden, f.hidden_outputs)]
         reads = [(ph, v) for ph, v in reads if v is not None and v.dtype.is_floating]
         grads = backprop(graph.ops, [outputs[k] for k in float_outputs], seeds,
                          [feeds[i] for i in positions] + variables + [ph for ph, _ in reads])
@@ -128,8 +124,7 @@ def inline(graph, feeds, hidden=()):
     target = context.current_graph()
     value = {id(t): v for t, v in zip(list(graph.inputs) + [c for _, c in graph.captures],
                                       feeds)}
-    n = _visible(graph)
-    value.update((id(t), v) for t, v in zip(graph.outputs[n:], hidden))
+    value.update((id(t), v) for t, v in zip(graph.hidden_outputs, hidden))
     for op in graph.ops:
         if not op.outputs or all(id(t) in value for t in op.outputs):
             continue
@@ -169,7 +164,7 @@ def _replay(f):
             with context.graph_scope(graph):
                 feeds, hidden, outputs = _inlined(f)
             graph.inputs = feeds + hidden
-            graph.outputs = outputs[:_visible(f)]
+            graph.outputs = outputs[:len(f.visible_outputs)]
             found = _replays[f] = graph
         return found
 

@@ -149,8 +149,7 @@ def to_model(concrete, opset=OPSET):
         inputs.append(_value_info(name, t))
     outs = em.emit(graph, bindings)
     outputs = []
-    visible = graph.outputs if graph.n_visible is None else graph.outputs[:graph.n_visible]
-    for i, (t, name) in enumerate(zip(visible, outs)):
+    for i, (t, name) in enumerate(zip(graph.visible_outputs, outs)):
         final = em.node("Identity", [name], name=f"output_{i}")
         outputs.append(_value_info(final, t))
     onnx_graph = helper.make_graph(em.nodes, graph.name, inputs, outputs)

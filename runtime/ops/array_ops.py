@@ -295,10 +295,10 @@ def rank(input, name=None):  # noqa: A002
 # -- concat / stack / unstack / split / tile ---------------------------------------------
 
 def _concat_kernel(*xs, axis):
-    return np.concatenate(_without_empty_mismatch(xs, axis), axis=axis)
+    return np.concatenate(without_empty_mismatch(xs, axis), axis=axis)
 
 
-def _without_empty_mismatch(xs, axis):
+def without_empty_mismatch(xs, axis):
     """`xs` less the arrays with nothing along `axis` whose other dims differ from the
     rest's: the empty start of a list grown in a graph loop, whose row shape was unknown
     while tracing (numpy would refuse to join them; they add nothing)."""

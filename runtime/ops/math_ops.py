@@ -58,7 +58,7 @@ def convert_pair(x, y):
         return convert_all([x, y])
     x, y = convert_to_tensor(x), convert_to_tensor(y)
     if x.dtype != y.dtype:
-        kind_x, kind_y = _weak_placeholder_kind(x), _weak_placeholder_kind(y)
+        kind_x, kind_y = weak_placeholder_kind(x), weak_placeholder_kind(y)
         if kind_x and not kind_y:
             target = dtypes.weak_result(kind_x, y.dtype)
             if target == y.dtype:
@@ -70,7 +70,7 @@ def convert_pair(x, y):
     return x, y
 
 
-def _weak_placeholder_kind(t):
+def weak_placeholder_kind(t):
     """The weak kind of a loop placeholder standing for a Python number (see
     control_flow._trace_subgraph), through captures into inner graphs; else None."""
     for _ in range(32):

@@ -184,8 +184,7 @@ def constant_value(t, _depth=0):
         if op.type == "const":
             return op.attrs["value"]
         if (_depth >= 6 or op.opdef.stateful or not op.inputs or op.control_inputs
-                or any(isinstance(v, (list, tuple)) and any(hasattr(g, "ops") for g in v)
-                       or hasattr(v, "ops") for v in op.attrs.values())):
+                or op.subgraphs()):
             return None                 # not pure, too deep, or owning sub-graphs
         values = []
         for x in op.inputs:
