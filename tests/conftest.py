@@ -7,6 +7,9 @@ import os
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
+# Every conversion checks the loader's predicted statement lines (its source map) against
+# a parse of the printed code (autograph/pyct/loader.py).
+os.environ.setdefault("AUTOGRAPH_CHECK_LINES", "1")
 
 
 def pytest_addoption(parser):

@@ -82,15 +82,24 @@ def unparse(node, indentation="    ", include_encoding_marker=False):
     std_nodes = [_to_std_ast(n) for n in nodes]
     if std_nodes and all(isinstance(n, ast.stmt) for n in std_nodes):
         std_nodes = [ast.Module(body=std_nodes, type_ignores=[])]
-    code = "\n".join(ast.unparse(ast.fix_missing_locations(n)) for n in std_nodes)
+    code = "\n".join(Printer().visit(n) for n in std_nodes)
     if include_encoding_marker:
         code = "# coding=utf-8\n" + code
     return code
 
 
+class Printer(ast._Unparser):  # pylint: disable=protected-access
+    """ast.unparse for trees without source positions (it reads a statement's line only
+    to look up `# type: ignore` comments, which generated code does not have)."""
+
+    def get_type_comment(self, node):
+        comment = node.__dict__.get("type_comment")
+        return None if comment is None else f" # type: {comment}"
+
+
 def _to_std_ast(node):
     if type(node).__module__.startswith("gast"):
-        return gast_to_ast(node)
+        return gast_to_ast(node, positions=False)
     return node
 
 
@@ -167,51 +176,46 @@ def _gast_parse(source, mode="exec"):
     return ast_to_gast(ast.parse(source, mode=mode))
 
 
-def gast_to_ast(node, located=None, stmt=None):
+def gast_to_ast(node, positions=True):
     """The standard-library ast equivalent of a gast tree (a fresh tree).
 
-    With a list `located`, every new node that has a source position is appended to it
-    as (node, the new statement it belongs to), for a caller that numbers lines.
+    With positions=False the source positions are not copied (a tree only printed).
     """
     if isinstance(node, list):
-        return [gast_to_ast(n, located, stmt) for n in node]
+        return [gast_to_ast(n, positions) for n in node]
     node_type = type(node)
     if node_type is gast.Name:
         if type(node.ctx) is gast.Param:
             new = ast.arg(arg=node.id, annotation=None, type_comment=node.type_comment)
             if node.annotation is not None:
-                new.annotation = gast_to_ast(node.annotation, located, stmt)
+                new.annotation = gast_to_ast(node.annotation, positions)
         else:
             new = ast.Name(id=node.id, ctx=_CONTEXTS[type(node.ctx)])
-        _copy_location(node, new, ast.Name._attributes)
-        if located is not None:
-            located.append((new, stmt))
+        if positions:
+            _copy_location(node, new, ast.Name._attributes)
         return new
     spec = _specs.get(node_type)
     if spec is None:
         spec = _specs[node_type] = _spec(node_type)
     target, fields, missing, attributes = spec
     new = target.__new__(target)
-    if located is not None:
-        if attributes:
-            if isinstance(node, gast.stmt):
-                stmt = new
-            located.append((new, stmt))
+    new_values = new.__dict__
     values = node.__dict__
     for field in fields:
         value = values.get(field)
         if type(value) is list:
-            value = [gast_to_ast(v, located, stmt) if isinstance(v, gast.AST) else v
+            value = [gast_to_ast(v, positions) if isinstance(v, gast.AST) else v
                      for v in value]
         elif isinstance(value, gast.AST):
             ctx = _CONTEXTS.get(type(value))
-            value = ctx if ctx is not None else gast_to_ast(value, located, stmt)
-        setattr(new, field, value)
+            value = ctx if ctx is not None else gast_to_ast(value, positions)
+        new_values[field] = value
     for field in missing:                   # e.g. type_params on older gast versions
-        setattr(new, field, [] if field == "type_params" else None)
+        new_values[field] = [] if field == "type_params" else None
     if node_type is gast.ExceptHandler and node.name is not None:
         new.name = node.name.id
-    _copy_location(node, new, attributes)
+    if positions:
+        _copy_location(node, new, attributes)
     return new
 
 

@@ -121,3 +121,78 @@ def test_source_map_of_a_lambda():
     assert source_map[origin_info.LineLocation("gen.py", 1)].loc == (
         origin_info.Location("user.py", 10, 0))
     assert isinstance(node, gast.Lambda)
+
+
+_LAYOUTS = '''
+import os
+x = 1
+
+@decorator
+@other(1)
+def f(a, *args, b=2, **kw):
+    """A docstring."""
+    def g():
+        pass
+    if a:
+        pass
+    elif b:
+        x = 1
+    elif kw:
+        pass
+    else:
+        if x:
+            pass
+    while a:
+        break
+    else:
+        a = 2
+    for i in a:
+        continue
+    else:
+        pass
+    try:
+        pass
+    except ValueError as e:
+        pass
+    except:
+        pass
+    else:
+        pass
+    finally:
+        pass
+    with a as b, c:
+        class C(B):
+            y = 1
+            def m(self):
+                return 1
+    match a:
+        case 1 | 2:
+            pass
+        case {"k": v} if v:
+            pass
+        case _:
+            pass
+    return lambda: (yield)
+'''
+
+
+def test_predicted_statement_lines_match_a_parse_of_the_printed_code():
+    nodes = parser.parse(_LAYOUTS, single_node=False)
+    source = parser.unparse(nodes) + "\n"
+    predicted, last = loader.statement_lines(nodes)
+    assert last == len(source.splitlines())
+    assert [line for line, _ in predicted] == [
+        line for line, _ in loader._parsed_lines(nodes, source)]
+    assert len(predicted) > 30
+
+
+def test_multi_line_strings_are_located_by_parsing_the_printed_code():
+    nodes = parser.parse('def f():\n    """Two\n    lines."""\n    x = 1\n    return x\n',
+                         single_node=False)
+    for n in gast.walk(nodes[0]):
+        if isinstance(n, gast.stmt):
+            anno.setanno(n, anno.Basic.ORIGIN, n.lineno)
+    module, source, _, source_map = loader.load_gast_with_source_map(nodes)
+    assert source.splitlines()[source_map and 4 - 1].strip() == "x = 1"
+    assert source_map == {1: 1, 2: 2, 4: 4, 5: 5}
+    assert module.f() == 1
