@@ -20,6 +20,10 @@ class _Key(enum.Enum):
     def __repr__(self):
         return self.name
 
+    # Members are unique: hash by identity (Enum's own __hash__ is a Python-level call,
+    # and annotations are looked up thousands of times per conversion).
+    __hash__ = object.__hash__
+
 
 class Basic(_Key):
     """Annotations that converters set and read."""
