@@ -212,9 +212,13 @@ class ControlFlowTransformer(transformer.Base):
             def get_state():                def set_state(vars_):
                 return (a, ag__.ldu(...))       nonlocal a, b
                                                 (a, b) = vars_
+
+        Only a state with attributes or items (`self.x`, `d['k']`) needs them: plain
+        variables are declared nonlocal or global in the body functions, and the
+        operators read and write them through the closure (operators.closure_state).
         """
-        if not state:
-            return [], "lambda: ()", "lambda _: None"
+        if not any(qn.is_composite() for qn in state):
+            return [], "None", "None"
         get_name, set_name, vars_name = self._new("get_state"), self._new("set_state"), \
             self._new("vars_")
         values = [ast_util.ag_call("ldu", [

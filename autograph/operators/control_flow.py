@@ -5,10 +5,13 @@ Generated code passes the statement's pieces as functions:
     ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',))
 
 `get_state()` returns the current values of the symbols the statement modifies
-and that are used later; `set_state(values)` assigns them. A Python value or an
-eager tensor as the condition runs the plain Python statement; a symbolic
-tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with the
-state as its inputs and outputs.
+and that are used later (its state, named by the tuple); `set_state(values)`
+assigns them. When the state is plain variables, generated code passes None for
+both: the body function declares each `nonlocal` (or `global`), and its closure
+cells (or globals) are the variables themselves (`closure_state`). A Python
+value or an eager tensor as the condition runs the plain Python statement; a
+symbolic tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with
+the state as its inputs and outputs.
 """
 import collections
 import re
@@ -140,6 +143,59 @@ def _from_graph_value(value, like):
     return value
 
 
+# -- state -------------------------------------------------------------------------------------
+
+def closure_state(fn, symbol_names):
+    """(get_state, set_state) for the plain variables `symbol_names`, which the body
+    function `fn` declares nonlocal (read and written through its closure cells) or
+    global. A variable without a value reads as Undefined(name), as `ag__.ldu` does."""
+    code = fn.__code__
+    freevars = code.co_freevars
+    closure = fn.__closure__ or ()
+    slots = []
+    for name in symbol_names:
+        if name in freevars:
+            slots.append(closure[freevars.index(name)])
+        elif name in code.co_names:
+            slots.append(name)
+        else:
+            raise AssertionError(f"{code.co_name} declares {name!r} neither nonlocal nor "
+                                 f"global (internal error: please report it)")
+    namespace = fn.__globals__
+    pairs = tuple(zip(symbol_names, slots))
+
+    def get_state():
+        values = []
+        for name, slot in pairs:
+            if type(slot) is str:
+                value = namespace.get(slot, _MISSING)
+                values.append(Undefined(name) if value is _MISSING else value)
+            else:
+                try:
+                    values.append(slot.cell_contents)
+                except ValueError:                      # an empty cell: no value yet
+                    values.append(Undefined(name))
+        return tuple(values)
+
+    def set_state(values):
+        for (_, slot), value in zip(pairs, values):
+            if type(slot) is str:
+                namespace[slot] = value
+            else:
+                slot.cell_contents = value
+
+    return get_state, set_state
+
+
+_MISSING = object()
+
+
+def _accessors(fn, get_state, set_state, symbol_names):
+    if get_state is None:
+        return closure_state(fn, symbol_names)
+    return get_state, set_state
+
+
 # -- if ---------------------------------------------------------------------------------------
 
 def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=None):
@@ -150,6 +206,7 @@ def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=No
     between the traces of the two branches.
     """
     if is_symbolic(cond):
+        get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
         _tensor_if(truth(cond), body, orelse, get_state, set_state, symbol_names,
                    len(symbol_names) if n_outputs is None else n_outputs)
     elif cond:
@@ -275,6 +332,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
             tensor_iterations += 1
         body()
         cond = test()
+    get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
     _tensor_loop(test, body, get_state, set_state, symbol_names, opts)
 
 
@@ -575,6 +633,8 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=N
     """
     from .py_builtins import TensorIterable
     iterable = TensorIterable.of(iter_)
+    if get_state is None and (iterable is not None or extra_test is not None):
+        get_state, set_state = closure_state(body, symbol_names)
     if iterable is not None:
         _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts)
     else:

@@ -202,35 +202,47 @@ def _subscript_qn(node):
     return anno.getanno(node, anno.Basic.QN, None)
 
 
-class _Resolver(visitor.NodeVisitor):
-
-    def visit_Name(self, node):
-        self.generic_visit(node)
-        anno.setanno(node, anno.Basic.QN, QN(node.id))
-
-    def visit_Attribute(self, node):
-        self.generic_visit(node)
-        if anno.hasanno(node.value, anno.Basic.QN):
-            base = anno.getanno(node.value, anno.Basic.QN)
-            anno.setanno(node, anno.Basic.QN, QN(base, attr=node.attr))
-
-    def visit_Subscript(self, node):
-        self.generic_visit(node)
-        if not anno.hasanno(node.value, anno.Basic.QN):
-            return
-        index = _subscript_qn(node.slice)
-        if index is not None:
-            base = anno.getanno(node.value, anno.Basic.QN)
-            anno.setanno(node, anno.Basic.QN, QN(base, subscript=index))
+def _resolve(node, children=visitor.children, key=anno.Basic.QN, attr=anno.ANNO_ATTR):
+    """Annotates the subtree of `node`; returns its QN (None if it has none)."""
+    node_type = type(node)
+    if node_type is gast.Name:
+        if node.annotation is not None:
+            _resolve(node.annotation)
+        qn = QN(node.id)
+    elif node_type is gast.Attribute:
+        base = _resolve(node.value)
+        if base is None:
+            return None
+        qn = QN(base, attr=node.attr)
+    elif node_type is gast.Subscript:
+        base = _resolve(node.value)
+        index = _resolve(node.slice)
+        if base is None:
+            return None
+        if type(node.slice) is not gast.Name:
+            index = _subscript_qn(node.slice)
+        if index is None:
+            return None
+        qn = QN(base, subscript=index)
+    else:
+        for child in children(node):
+            _resolve(child)
+        return None
+    annos = node.__dict__.get(attr)
+    if annos is None:
+        node.__dict__[attr] = {key: qn}
+    else:
+        annos[key] = qn
+    return qn
 
 
 def resolve(node):
     """Annotates `node` and everything below it with anno.Basic.QN; returns `node`."""
     if isinstance(node, (list, tuple)):
         for n in node:
-            _Resolver().visit(n)
+            _resolve(n)
     else:
-        _Resolver().visit(node)
+        _resolve(node)
     return node
 
 

@@ -135,10 +135,12 @@ class Base(gast.NodeTransformer):
     def generic_visit(self, node):
         """Visits the children (only statement lists, with statements_only) in place;
         expression contexts and operators (no children) are not visited."""
-        fields = _STATEMENT_LISTS if self.statements_only else node._fields
+        fields = _STATEMENT_LISTS if self.statements_only else visitor.child_fields(type(node))
         values = node.__dict__
         for field in fields:
             value = values.get(field)
+            if value is None:
+                continue
             if type(value) is list:
                 if value and isinstance(value[0], gast.stmt):
                     new = self.visit_block(value)
@@ -155,7 +157,7 @@ class Base(gast.NodeTransformer):
                                 continue
                         new.append(item)
                     value[:] = new
-            elif isinstance(value, gast.AST) and not isinstance(value, visitor.LEAVES):
+            elif isinstance(value, gast.AST):
                 new = self.visit(value)
                 if new is None:
                     delattr(node, field)

@@ -3,6 +3,29 @@ import gast
 
 LEAVES = (gast.expr_context, gast.operator, gast.unaryop, gast.boolop, gast.cmpop)
 
+# Fields that never hold a child node worth visiting: contexts and operators (no
+# children, no annotations), and names, strings and numbers.
+_LEAF_FIELDS = frozenset(("ctx", "op", "ops", "id", "attr", "kind", "type_comment",
+                          "conversion", "is_async", "simple", "level", "module",
+                          "kwd_attrs", "rest", "asname"))
+_child_fields = {}
+
+
+def child_fields(node_type):
+    """The fields of `node_type` that may hold child nodes (or lists of them)."""
+    fields = _child_fields.get(node_type)
+    if fields is None:
+        excluded = set(_LEAF_FIELDS)
+        if node_type is gast.Constant:
+            excluded.add("value")
+        if node_type is not gast.ExceptHandler:     # gast's handler name is a Name
+            excluded.add("name")
+        if node_type in (gast.Global, gast.Nonlocal):
+            excluded.add("names")
+        fields = _child_fields[node_type] = tuple(
+            f for f in node_type._fields if f not in excluded)
+    return fields
+
 
 class NodeVisitor(gast.NodeVisitor):
     """gast.NodeVisitor with its dispatch cached per node type and a tighter default
@@ -29,15 +52,20 @@ class NodeVisitor(gast.NodeVisitor):
 def children(node):
     """The child nodes of `node` (as ast.iter_child_nodes), without contexts and operators
     (which have no children and no annotations), as a list."""
+    fields = _child_fields.get(type(node))
+    if fields is None:
+        fields = child_fields(type(node))
     out = []
     values = node.__dict__
-    for field in node._fields:
+    for field in fields:
         value = values.get(field)
+        if value is None:
+            continue
         if type(value) is list:
             for item in value:
-                if isinstance(item, gast.AST) and not isinstance(item, LEAVES):
+                if isinstance(item, gast.AST):
                     out.append(item)
-        elif isinstance(value, gast.AST) and not isinstance(value, LEAVES):
+        elif isinstance(value, gast.AST):
             out.append(value)
     return out
 
