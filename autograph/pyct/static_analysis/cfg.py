@@ -60,8 +60,51 @@ class Graph(collections.namedtuple("Graph", (
 
 def build(node):
     """{FunctionDef, AsyncFunctionDef or Lambda node: Graph} for every function in node."""
-    return {fn: _Builder().build(fn) for fn in visitor.walk(node)
-            if isinstance(fn, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))}
+    return {fn: _Builder().build(fn) for fn in _functions(node)}
+
+
+_FUNCTION_TYPES = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
+# Fields that never hold a node that could contain a function (names, strings,
+# contexts, operators), and node types that never do.
+_SCALAR_FIELDS = frozenset((
+    "id", "ctx", "op", "ops", "attr", "kind", "type_comment", "simple", "is_async",
+    "level", "module", "conversion", "asname", "kwd_attrs", "tag", "lineno"))
+_NO_FUNCTIONS = frozenset((gast.Constant,)) | frozenset(
+    cls for cls in vars(gast).values()
+    if isinstance(cls, type) and issubclass(cls, visitor.LEAVES))
+_fields_by_type = {}
+
+
+def _functions(node):
+    """The functions in `node`, in the order of visitor.walk (which this is, pruned of
+    what cannot hold a function: one walk per conversion, so it is worth being fast)."""
+    found = []
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    fields_by_type = _fields_by_type
+    skip = _NO_FUNCTIONS
+    ast_type = gast.AST
+    while stack:
+        n = pop()
+        cls = type(n)
+        if cls in _FUNCTION_TYPES:
+            found.append(n)
+        fields = fields_by_type.get(cls)
+        if fields is None:
+            fields = fields_by_type[cls] = tuple(
+                f for f in cls._fields if f not in _SCALAR_FIELDS)
+        values = n.__dict__
+        for field in fields:
+            value = values.get(field)
+            if value is None:
+                continue
+            if type(value) is list:
+                for item in value:
+                    if type(item) not in skip and isinstance(item, ast_type):
+                        push(item)
+            elif type(value) not in skip and isinstance(value, ast_type):
+                push(value)
+    return found
 
 
 class _Loop:
@@ -75,14 +118,14 @@ class _Builder:
 
     def __init__(self):
         self.index = {}
+        self.nodes = []  # In creation order: a statement's Nodes are a contiguous run.
         self.frontier = set()  # Nodes that fall through to the next node added.
-        self.open_stmts = []
-        self.owned = {}  # statement -> Nodes built inside it
-        self.stmt_entry = {}
+        self.owned = {}  # statement -> (first, end) positions in self.nodes of its Nodes
+        self.entry_at = {}  # statement -> position of its first Node (None: none yet)
         self.exits = set()
         self.errors = set()
         self.loops = []
-        self.try_bodies = []  # sets of Nodes built inside enclosing try bodies
+        self.try_bodies = []  # positions where the enclosing try bodies' Nodes start
         self.finally_returns = []  # sets of returns that must run a finally block
 
     def build(self, fn):
@@ -92,12 +135,27 @@ class _Builder:
         else:
             self.visit_block(fn.body)
         self.exits |= self.frontier
-        stmt_prev, stmt_next = {}, {}
-        for stmt, inside in self.owned.items():
-            stmt_prev[stmt] = frozenset(p for n in inside for p in n.prev if p not in inside)
-            stmt_next[stmt] = frozenset(s for n in inside for s in n.next if s not in inside)
+        nodes = self.nodes
+        stmt_prev, stmt_next, stmt_entry = {}, {}, {}
+        for stmt, (first, end) in self.owned.items():
+            if end - first == 1:
+                node = nodes[first]
+                prev, next_ = frozenset(node.prev), frozenset(node.next)
+                if node in prev:
+                    prev = prev - {node}
+                if node in next_:
+                    next_ = next_ - {node}
+            else:
+                inside = set(nodes[first:end])
+                prev = frozenset(p for n in nodes[first:end] for p in n.prev if p not in inside)
+                next_ = frozenset(s for n in nodes[first:end] for s in n.next if s not in inside)
+            stmt_prev[stmt] = prev
+            stmt_next[stmt] = next_
+        for stmt, first in self.entry_at.items():
+            if first is not None:
+                stmt_entry[stmt] = nodes[first]
         return Graph(entry, frozenset(self.exits), frozenset(self.errors), self.index,
-                     stmt_prev, stmt_next, self.stmt_entry)
+                     stmt_prev, stmt_next, stmt_entry)
 
     def add_node(self, ast_node):
         node = Node(ast_node)
@@ -105,23 +163,23 @@ class _Builder:
             _connect(prev, node)
         self.frontier = {node}
         self.index[ast_node] = node
-        for stmt in self.open_stmts:
-            self.owned[stmt].add(node)
-            self.stmt_entry.setdefault(stmt, node)
-        for body in self.try_bodies:
-            body.add(node)
+        self.nodes.append(node)
         return node
 
     def visit_block(self, stmts):
+        nodes, owned, entry_at = self.nodes, self.owned, self.entry_at
         for stmt in stmts:
-            self.open_stmts.append(stmt)
-            self.owned[stmt] = set()
+            first = len(nodes)
+            owned[stmt] = (first, first)
+            entry_at.setdefault(stmt, None)  # Keeps the order statements are entered.
             visitor = getattr(self, "visit_" + type(stmt).__name__, None)
             if visitor is None:
                 self.add_node(stmt)
             else:
                 visitor(stmt)
-            self.open_stmts.pop()
+            owned[stmt] = (first, len(nodes))
+            if entry_at[stmt] is None and len(nodes) > first:
+                entry_at[stmt] = first
 
     def _leave(self, node):
         """Ends the straight-line flow after `node` (return, raise, break, continue)."""
@@ -190,13 +248,12 @@ class _Builder:
 
     def visit_Try(self, stmt):
         before = self.frontier
-        body_nodes = set()
-        self.try_bodies.append(body_nodes)
+        self.try_bodies.append(len(self.nodes))
         returns = set()
         if stmt.finalbody:
             self.finally_returns.append(returns)
         self.visit_block(stmt.body)
-        self.try_bodies.pop()
+        body_nodes = set(self.nodes[self.try_bodies.pop():])
         self.visit_block(stmt.orelse)
         ends = self.frontier
         for handler in stmt.handlers:
