@@ -25,7 +25,16 @@ from autograph.pyct import transformer
 
 class _Function:
     def __init__(self):
-        self.local_names = frozenset()
+        self.node = None
+        self._local_names = None
+
+    @property
+    def local_names(self):
+        """Names the function's own body binds (found on first use: most functions
+        call no list method)."""
+        if self._local_names is None:
+            self._local_names = ast_util.bound_names(self.node)
+        return self._local_names
 
 
 class ListTransformer(transformer.Base):
@@ -34,7 +43,7 @@ class ListTransformer(transformer.Base):
 
     def visit_FunctionDef(self, node):
         with self.state[_Function] as fn:
-            fn.local_names = ast_util.bound_names(node)
+            fn.node = node
             return self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -92,8 +101,15 @@ class ListTransformer(transformer.Base):
         node = self.generic_visit(node)
         return self._hoist_pops(node, fields=("test",))
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        source = ctx.info.source_code
+        self._may_pop = not source or "pop" in source
+
     def _hoist_pops(self, stmt, fields=None):
         """Moves `l.pop()` calls Python always evaluates out of the statement."""
+        if not self._may_pop:
+            return stmt
         hoisted = []
         for field in fields or stmt._fields:
             value = getattr(stmt, field, None)

@@ -27,17 +27,7 @@ from autograph.pyct import visitor
 
 def _returns_of(fn_node):
     """The Return nodes of a function, not of functions nested in it."""
-    found = []
-    stack = list(fn_node.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                          gast.ClassDef)):
-            continue
-        if isinstance(n, gast.Return):
-            found.append(n)
-        stack.extend(visitor.children(n))
-    return found
+    return [n for n in visitor.statements(fn_node.body) if type(n) is gast.Return]
 
 
 def needs_lowering(fn_node):
@@ -139,10 +129,11 @@ class ReturnTransformer(guards.GuardingTransformer):
 
 def _assigns(nodes, name):
     """Whether the statements assign `name` (a lowered return inside them)."""
-    for stmt in nodes:
-        for n in visitor.walk(stmt):
-            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store):
-                return True
+    for stmt in visitor.statements(nodes):       # generated `do_return = True` statements
+        if type(stmt) is gast.Assign:
+            for target in stmt.targets:
+                if type(target) is gast.Name and target.id == name:
+                    return True
     return False
 
 

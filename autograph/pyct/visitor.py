@@ -78,3 +78,24 @@ def walk(node):
         n = stack.pop()
         yield n
         stack.extend(children(n))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+
+
+def statements(nodes):
+    """Every statement in the statement list `nodes` and the blocks nested in them
+    (except handlers and match cases themselves), not entering nested defs and classes."""
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, gast.stmt):
+            yield n
+            if isinstance(n, _SCOPES):
+                continue
+        values = n.__dict__
+        for field in _BLOCKS:
+            block = values.get(field)
+            if block:
+                stack.extend(block)
