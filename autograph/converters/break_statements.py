@@ -83,7 +83,7 @@ class BreakTransformer(transformer.Base):
 
     def visit_FunctionDef(self, node):
         with self.state[_Loop]:         # a break never crosses a function
-            self._defs.append({n.name for n in ast_util.own_body_symbols(node)[2]})
+            self._defs.append({n.name for n in ast_util.own_body_symbols(node, self.ctx.may_walrus)[2]})
             try:
                 return self.generic_visit(node)
             finally:

@@ -44,19 +44,19 @@ class _Function:
         self.enclosing_state = []     # state of the statements being converted, outermost first
 
 
-def _unbound_nonlocals(fn_node):
+def _unbound_nonlocals(fn_node, walrus):
     """Names declared nonlocal in functions nested in fn_node that no function between
     them and fn_node (fn_node included) binds. One walk of each function's own body."""
     unbound = set()
 
     def scan(fn, enclosing_bound):
-        bound, declared, nested = ast_util.own_body_symbols(fn)
+        bound, declared, nested = ast_util.own_body_symbols(fn, walrus)
         unbound.update(name for name in declared if name not in enclosing_bound)
         inner_bound = enclosing_bound | (bound - declared)
         for child in nested:
             scan(child, inner_bound)
 
-    bound, _, nested = ast_util.own_body_symbols(fn_node)
+    bound, _, nested = ast_util.own_body_symbols(fn_node, walrus)
     for child in nested:
         scan(child, bound)
     return unbound
@@ -108,8 +108,9 @@ class ControlFlowTransformer(transformer.Base):
             # function around them; one whose every assignment moved into generated
             # functions that do not enclose each other starts undefined here.
             unbound = []
-            if fn.shared - ast_util.bound_names(node):
-                unbound = sorted(_unbound_nonlocals(node) - {str(q) for q in fn.scope.nonlocals}
+            if fn.shared - ast_util.bound_names(node, self.ctx.may_walrus):
+                unbound = sorted(_unbound_nonlocals(node, self.ctx.may_walrus)
+                                 - {str(q) for q in fn.scope.nonlocals}
                                  - {str(q) for q in fn.scope.globals})
             if unbound:
                 node.body = self._undefined_inits(

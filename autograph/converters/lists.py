@@ -26,6 +26,7 @@ from autograph.pyct import transformer
 class _Function:
     def __init__(self):
         self.node = None
+        self.walrus = True
         self._local_names = None
 
     @property
@@ -33,7 +34,7 @@ class _Function:
         """Names the function's own body binds (found on first use: most functions
         call no list method)."""
         if self._local_names is None:
-            self._local_names = ast_util.bound_names(self.node)
+            self._local_names = ast_util.bound_names(self.node, self.walrus)
         return self._local_names
 
 
@@ -44,6 +45,7 @@ class ListTransformer(transformer.Base):
     def visit_FunctionDef(self, node):
         with self.state[_Function] as fn:
             fn.node = node
+            fn.walrus = self.ctx.may_walrus
             return self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef

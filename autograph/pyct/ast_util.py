@@ -198,9 +198,19 @@ def parallel_walk(node, other, strict=True):
         stack.extend(reversed(children))
 
 
-def own_body_symbols(fn_node):
+_OWN_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_BINDING_CTX = (gast.Store, gast.Del)
+_FUNCTION_DEFS = (gast.FunctionDef, gast.AsyncFunctionDef)
+_STATEMENT_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def own_body_symbols(fn_node, walrus=True):
     """(names bound, names declared nonlocal, nested function defs) of a function's own
-    body, nested functions not entered."""
+    body, nested functions not entered.
+
+    With walrus=False (the caller knows the code has no `:=`) only the places where
+    statements bind names are looked at (targets, handler names, imports, defs), not
+    every expression: much faster, same result."""
     args = fn_node.args
     bound = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
              + [args.vararg, args.kwarg] if a is not None}
@@ -208,24 +218,56 @@ def own_body_symbols(fn_node):
     stack = list(fn_node.body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        n_type = type(n)
+        if n_type in _FUNCTION_DEFS:
             bound.add(n.name)
             nested.append(n)
-        elif isinstance(n, gast.Nonlocal):
-            declared.update(n.names)
-        elif isinstance(n, gast.ClassDef):
+            continue
+        if n_type is gast.ClassDef:
             bound.add(n.name)
-        elif isinstance(n, gast.Name):
-            if isinstance(n.ctx, (gast.Store, gast.Del)):
-                bound.add(n.id)
-        elif isinstance(n, gast.alias):
-            bound.add((n.asname or n.name).partition(".")[0])
-        elif not isinstance(n, (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp,
-                                gast.GeneratorExp)):
-            stack.extend(visitor.children(n))
+            continue
+        if n_type is gast.Nonlocal:
+            declared.update(n.names)
+            continue
+        if n_type is gast.Import or n_type is gast.ImportFrom:
+            for alias in n.names:
+                bound.add((alias.asname or alias.name).partition(".")[0])
+            continue
+        values = n.__dict__
+        if walrus:
+            expressions = [values[f] for f in visitor.child_fields(n_type)
+                           if f not in _STATEMENT_BLOCKS and values.get(f) is not None]
+        else:
+            expressions = [t for t in (values.get("targets") or (values.get("target"),))
+                           if t is not None]
+            if n_type is gast.With or n_type is gast.AsyncWith:
+                expressions += [item.optional_vars for item in n.items
+                                if item.optional_vars is not None]
+            elif n_type is gast.ExceptHandler and n.name is not None:
+                expressions.append(n.name)
+        _bound_in(expressions, bound)
+        for field in _STATEMENT_BLOCKS:
+            block = values.get(field)
+            if block:
+                stack.extend(block)
     return bound, declared, nested
 
 
-def bound_names(fn_node):
+def _bound_in(expressions, bound):
+    """Adds the names the expressions (lists of them, too) store or delete to `bound`,
+    not entering lambdas and comprehensions (scopes of their own)."""
+    stack = list(expressions)
+    while stack:
+        n = stack.pop()
+        if type(n) is list:
+            stack.extend(n)
+        elif type(n) is gast.Name:
+            if isinstance(n.ctx, _BINDING_CTX):
+                bound.add(n.id)
+        elif isinstance(n, gast.AST) and not isinstance(n, _OWN_SCOPES):
+            stack.extend(visitor.children(n))
+
+
+def bound_names(fn_node, walrus=True):
     """Simple names the function's own body (not nested functions) assigns."""
-    return own_body_symbols(fn_node)[0]
+    return own_body_symbols(fn_node, walrus)[0]

@@ -37,6 +37,10 @@ class Context:
         self.info = info
         self.namer = namer
         self.user = user
+        source = info.source_code if info is not None else None
+        # Whether the code may bind names with `:=` (converters never add one): if not,
+        # the names a function binds are all in its statements' targets.
+        self.may_walrus = not source or ":=" in source
 
 
 class _StateStack:
