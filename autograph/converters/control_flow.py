@@ -66,8 +66,8 @@ def _closure_writes(fn_node):
     """{name of a def nested in fn_node: the enclosing variables it assigns via nonlocal,
     itself or through the local functions it calls (transitively)}."""
     writes, reads = {}, {}
-    for n in visitor.walk(fn_node):
-        if n is fn_node or not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
+    for n in visitor.statements(fn_node.body, into_scopes=True):
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef)):
             continue
         scope = anno.getanno(n, anno.Static.SCOPE, None)
         if scope is None:

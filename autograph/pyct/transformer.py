@@ -96,6 +96,9 @@ class _State:
 
 
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+_ANNO_ATTR = anno.ANNO_ATTR
+_SKIP = anno.Basic.SKIP_PROCESSING
+_ORIGIN = anno.Basic.ORIGIN
 
 
 class Base(gast.NodeTransformer):
@@ -114,24 +117,31 @@ class Base(gast.NodeTransformer):
         self.state = _State()
 
     def visit(self, node):
-        if type(node) is list:
+        node_type = type(node)
+        if node_type is list:
             return self.visit_block(node)
-        annos = node.__dict__.get(anno.ANNO_ATTR)
-        if annos is not None and anno.Basic.SKIP_PROCESSING in annos:
+        values = node.__dict__
+        annos = values.get(_ANNO_ATTR)
+        if annos is not None and _SKIP in annos:
             return node
-        cls = type(self)
-        table = cls.__dict__.get("_dispatch_table")
+        table = type(self).__dict__.get("_dispatch_table")
         if table is None:
             table = {}
-            setattr(cls, "_dispatch_table", table)
-        node_type = type(node)
+            setattr(type(self), "_dispatch_table", table)
         method = table.get(node_type, False)
         if method is False:
-            method = table[node_type] = getattr(cls, "visit_" + node_type.__name__, None)
-        result = method(self, node) if method is not None else self.generic_visit(node)
+            method = table[node_type] = getattr(type(self), "visit_" + node_type.__name__,
+                                                None)
+        if method is None:
+            # No visit method: visit the children in place (the node stays itself).
+            if node_type is gast.Constant or (
+                    node_type is gast.Name and values.get("annotation") is None):
+                return node                          # nothing below it
+            return self.generic_visit(node)
+        result = method(self, node)
         if result is not node and result is not None and annos is not None \
-                and anno.Basic.ORIGIN in annos:
-            origin = annos[anno.Basic.ORIGIN]
+                and _ORIGIN in annos:
+            origin = annos[_ORIGIN]
             for new_node in result if isinstance(result, list) else [result]:
                 _set_missing_origin(new_node, origin)
         return result
@@ -146,27 +156,34 @@ class Base(gast.NodeTransformer):
             if value is None:
                 continue
             if type(value) is list:
-                if value and isinstance(value[0], gast.stmt):
-                    new = self.visit_block(value)
-                    setattr(node, field, new)
-                else:
-                    new = []
-                    for item in value:
-                        if isinstance(item, gast.AST):
-                            item = self.visit(item)
-                            if item is None:
+                if not value:
+                    continue
+                if isinstance(value[0], gast.stmt):
+                    setattr(node, field, self.visit_block(value))
+                    continue
+                new, changed = [], False
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        result = self.visit(item)
+                        if result is not item:
+                            changed = True
+                            if result is None:
                                 continue
-                            if type(item) is list:
-                                new.extend(item)
+                            if type(result) is list:
+                                new.extend(result)
                                 continue
+                        new.append(result)
+                    else:
                         new.append(item)
+                if changed:
                     value[:] = new
             elif isinstance(value, gast.AST):
                 new = self.visit(value)
-                if new is None:
-                    delattr(node, field)
-                else:
-                    setattr(node, field, new)
+                if new is not value:
+                    if new is None:
+                        delattr(node, field)
+                    else:
+                        setattr(node, field, new)
         return node
 
     def visit_block(self, nodes, before_visit=None, after_visit=None):

@@ -84,15 +84,16 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 
 
-def statements(nodes):
+def statements(nodes, into_scopes=False):
     """Every statement in the statement list `nodes` and the blocks nested in them
-    (except handlers and match cases themselves), not entering nested defs and classes."""
+    (except handlers and match cases themselves), entering nested defs and classes only
+    with into_scopes."""
     stack = list(nodes)
     while stack:
         n = stack.pop()
         if isinstance(n, gast.stmt):
             yield n
-            if isinstance(n, _SCOPES):
+            if not into_scopes and isinstance(n, _SCOPES):
                 continue
         values = n.__dict__
         for field in _BLOCKS:
