@@ -39,7 +39,6 @@ from autograph.pyct import parser
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
-from autograph.pyct import visitor
 
 traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
@@ -134,11 +133,11 @@ def generate(fn, options):
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
     except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
-    origin_info.resolve_parsed(node, source, filename, lineno)
+    identifiers = _scan(node, fn, origin_info.annotated_parsed_nodes(node, source, filename,
+                                                                     lineno))
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
-    identifiers = _scan(node, fn)
     namespace = _entity_namespace(fn)
     namer = naming.Namer(set(namespace) | identifiers)
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
@@ -152,32 +151,32 @@ def generate(fn, options):
     return node
 
 
-def _scan(fn_node, fn):
-    """One walk before conversion: rejects generators (a `yield` not inside a nested
-    function), records the text of conditional expressions as written, and returns every
-    name the code uses (generated names must differ from all)."""
+def _scan(fn_node, fn, nodes):
+    """One look at every node before conversion (`nodes`: (node, innermost function or
+    lambda around it), from origin_info.annotated_nodes, which walks the tree once for
+    both): rejects generators (a `yield` not inside a nested function), records the text
+    of conditional expressions as written, and returns every name the code uses
+    (generated names must differ from all)."""
     names = set()
-    stack = [(fn_node, False)]
-    while stack:
-        n, nested = stack.pop()
-        if isinstance(n, gast.Name):
+    for n, function in nodes:
+        n_type = type(n)
+        if n_type is gast.Name:
             names.add(n.id)
-            continue
-        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        elif n_type in _DEFINITIONS:
             names.add(n.name)
-            nested = nested or n is not fn_node
-        elif isinstance(n, gast.Lambda):
-            nested = nested or n is not fn_node
-        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+        elif n_type is gast.Global or n_type is gast.Nonlocal:
             names.update(n.names)
-        elif isinstance(n, gast.IfExp):
+        elif n_type is gast.IfExp:
             conditional_expressions.record_source_text(n)
-        elif isinstance(n, (gast.Yield, gast.YieldFrom)) and not nested:
+        elif (n_type is gast.Yield or n_type is gast.YieldFrom) and (
+                function is None or function is fn_node):
             raise ConversionError(
                 f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
                 f"be converted to graph code. Return a list or a tensor instead.")
-        stack.extend((child, nested) for child in visitor.children(n))
     return names
+
+
+_DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 
 
 def _where(node):

@@ -45,34 +45,49 @@ class OriginInfo(collections.namedtuple(
         return f"{self.loc.filename}:{self.loc.lineno}:{self.loc.col_offset}"
 
 
-_FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
-
-
 def resolve(node, source, context_filepath, context_lineno, context_col_offset=0):
     """Annotates `node` and all below it with ORIGIN.
 
     `node` was parsed from `source`, whose first line is line `context_lineno`
     of `context_filepath`, and whose text was dedented by `context_col_offset`.
     """
+    for _ in annotated_nodes(node, source, context_filepath, context_lineno,
+                             context_col_offset):
+        pass
+    return node
+
+
+def annotated_nodes(node, source, context_filepath, context_lineno, context_col_offset=0):
+    """`resolve`, as a generator of (node, innermost function or lambda around it or None)
+    for every node it annotates: a caller that looks at every node needs no walk of its
+    own."""
     source_lines = source.splitlines()
     n_lines = len(source_lines)
     new = tuple.__new__             # the namedtuples, built without their argument parsing
+    attr, key = anno.ANNO_ATTR, anno.Basic.ORIGIN
     stack = [(node, None)]
     while stack:
-        n, name = stack.pop()
-        lineno = n.__dict__.get("lineno")
+        n, function = stack.pop()
+        values = n.__dict__
+        lineno = values.get("lineno")
         if lineno is not None:
             loc = new(Location, (context_filepath, context_lineno + lineno - 1,
-                                 n.col_offset + context_col_offset))
+                                 values["col_offset"] + context_col_offset))
             line = source_lines[lineno - 1] if lineno <= n_lines else ""
-            anno.setanno(n, anno.Basic.ORIGIN, new(OriginInfo, (loc, name, line)))
-        if isinstance(n, _FUNCTIONS):
-            name = n.name
-        elif isinstance(n, gast.Lambda):
-            name = "<lambda>"
+            name = None if function is None else getattr(function, "name", "<lambda>")
+            annos = values.get(attr)
+            if annos is None:
+                values[attr] = {key: new(OriginInfo, (loc, name, line))}
+            else:
+                annos[key] = new(OriginInfo, (loc, name, line))
+        yield n, function
+        if isinstance(n, _FUNCTIONS_AND_LAMBDAS):
+            function = n
         for child in visitor.children(n):
-            stack.append((child, name))
-    return node
+            stack.append((child, function))
+
+
+_FUNCTIONS_AND_LAMBDAS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
 
 
 def resolve_entity(node, source, entity):
@@ -85,10 +100,17 @@ def resolve_entity(node, source, entity):
 
 def resolve_parsed(node, source, filename, first_lineno):
     """Like resolve, for what parser.parse_entity_with_origin returned (no second parse)."""
+    for _ in annotated_parsed_nodes(node, source, filename, first_lineno):
+        pass
+    return node
+
+
+def annotated_parsed_nodes(node, source, filename, first_lineno):
+    """resolve_parsed, as a generator like annotated_nodes."""
     file_line = linecache.getline(filename, first_lineno)
     first_line = source.splitlines()[0] if source else ""
     col_offset = _indent_width(file_line) - _indent_width(first_line)
-    return resolve(node, source, filename, first_lineno, col_offset)
+    return annotated_nodes(node, source, filename, first_lineno, col_offset)
 
 
 def _indent_width(line):

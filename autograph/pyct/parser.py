@@ -124,52 +124,83 @@ _gast_specs = {}
 
 
 def _gast_spec(ast_type):
+    """(gast class, fields that may hold nodes, {field gast has and ast lacks: default})."""
     target = getattr(gast, ast_type.__name__)
-    fields = tuple(f for f in target._fields if f in ast_type._fields)
-    missing = tuple(f for f in target._fields if f not in ast_type._fields)
-    return target, fields, missing
+    node_fields = tuple(f for f in target._fields if f in ast_type._fields
+                        and f not in _AST_LEAF_FIELDS)
+    missing = {f: ([] if f == "type_params" else None)
+               for f in target._fields if f not in ast_type._fields}
+    return target, node_fields, missing
+
+
+# Fields whose values are never nodes to convert (strings, numbers, constants); contexts
+# are nodes, but shared singletons in ast (converted by type).
+_AST_LEAF_FIELDS = frozenset(("id", "attr", "kind", "type_comment", "conversion",
+                              "is_async", "simple", "level", "module", "arg", "asname",
+                              "kwd_attrs", "rest"))
 
 
 _GAST_CONTEXTS = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+_GAST_OPERATORS = {}
 
 
 def ast_to_gast(node):
     """The gast equivalent of a standard-library ast tree (what gast.ast_to_gast gives,
-    several times faster: fields are copied straight into fresh nodes)."""
-    if isinstance(node, list):
+    several times faster: fields and positions are copied straight into fresh nodes)."""
+    if type(node) is list:
         return [ast_to_gast(n) for n in node]
     node_type = type(node)
     if node_type is ast.Name:
-        new = gast.Name(node.id, _GAST_CONTEXTS[type(node.ctx)](), None, None)
-    elif node_type is ast.arg:
-        annotation = node.annotation
-        new = gast.Name(node.arg, gast.Param(),
+        values = node.__dict__
+        new = gast.Name(values["id"], _GAST_CONTEXTS[type(values["ctx"])](), None, None)
+        _copy_position(values, new.__dict__)
+        return new
+    if node_type is ast.arg:
+        values = node.__dict__
+        annotation = values["annotation"]
+        new = gast.Name(values["arg"], gast.Param(),
                         None if annotation is None else ast_to_gast(annotation),
-                        node.type_comment)
-    else:
-        spec = _gast_specs.get(node_type)
-        if spec is None:
-            spec = _gast_specs[node_type] = _gast_spec(node_type)
-        target, fields, missing = spec
-        new = target.__new__(target)
-        values = new.__dict__
-        for field in fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                value = [ast_to_gast(v) if isinstance(v, ast.AST) else v for v in value]
-            elif isinstance(value, ast.AST):
-                ctx = _GAST_CONTEXTS.get(type(value))
-                value = ctx() if ctx is not None else ast_to_gast(value)
-            values[field] = value
-        for field in missing:               # type_params before 3.12
-            values[field] = [] if field == "type_params" else None
-        if node_type is ast.ExceptHandler and node.name is not None:
-            values["name"] = gast.Name(node.name, gast.Store(), None, None)
-    for attr in node._attributes:
-        value = getattr(node, attr, None)
-        if value is not None:
-            setattr(new, attr, value)
+                        values["type_comment"])
+        _copy_position(values, new.__dict__)
+        return new
+    spec = _gast_specs.get(node_type)
+    if spec is None:
+        spec = _gast_specs[node_type] = _gast_spec(node_type)
+    target, node_fields, missing = spec
+    new = target.__new__(target)
+    values = new.__dict__
+    values.update(node.__dict__)            # fields and positions
+    for field in node_fields:
+        value = values.get(field)
+        if value is None:
+            continue
+        if type(value) is list:
+            if value:
+                values[field] = [ast_to_gast(v) if isinstance(v, ast.AST) else v
+                                 for v in value]
+            else:
+                values[field] = []
+        elif isinstance(value, ast.AST):
+            value_type = type(value)
+            ctx = _GAST_CONTEXTS.get(value_type)
+            values[field] = ctx() if ctx is not None else ast_to_gast(value)
+    if missing:
+        values.update(missing)
+        if "type_params" in missing:
+            values["type_params"] = []
+    if node_type is ast.ExceptHandler and node.name is not None:
+        values["name"] = gast.Name(node.name, gast.Store(), None, None)
     return new
+
+
+_POSITIONS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def _copy_position(values, new_values):
+    for attr in _POSITIONS:
+        value = values.get(attr)
+        if value is not None:
+            new_values[attr] = value
 
 
 def _gast_parse(source, mode="exec"):
