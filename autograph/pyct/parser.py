@@ -212,50 +212,43 @@ def gast_to_ast(node, positions=True):
 
     With positions=False the source positions are not copied (a tree only printed).
     """
-    if isinstance(node, list):
+    if type(node) is list:
         return [gast_to_ast(n, positions) for n in node]
     node_type = type(node)
+    values = node.__dict__
     if node_type is gast.Name:
-        if type(node.ctx) is gast.Param:
-            new = ast.arg(arg=node.id, annotation=None, type_comment=node.type_comment)
-            if node.annotation is not None:
-                new.annotation = gast_to_ast(node.annotation, positions)
+        if type(values["ctx"]) is gast.Param:
+            annotation = values["annotation"]
+            new = ast.arg(arg=values["id"], annotation=None if annotation is None else
+                          gast_to_ast(annotation, positions), type_comment=values["type_comment"])
         else:
-            new = ast.Name(id=node.id, ctx=_CONTEXTS[type(node.ctx)])
+            new = ast.Name(id=values["id"], ctx=_CONTEXTS[type(values["ctx"])])
         if positions:
-            _copy_location(node, new, ast.Name._attributes)
+            _copy_position(values, new.__dict__)
         return new
     spec = _specs.get(node_type)
     if spec is None:
         spec = _specs[node_type] = _spec(node_type)
-    target, fields, missing, attributes = spec
+    target, fields, missing, _ = spec
     new = target.__new__(target)
     new_values = new.__dict__
-    values = node.__dict__
     for field in fields:
         value = values.get(field)
-        if type(value) is list:
-            value = [gast_to_ast(v, positions) if isinstance(v, gast.AST) else v
-                     for v in value]
-        elif isinstance(value, gast.AST):
-            ctx = _CONTEXTS.get(type(value))
-            value = ctx if ctx is not None else gast_to_ast(value, positions)
+        if value is not None:
+            if type(value) is list:
+                value = [gast_to_ast(v, positions) if isinstance(v, gast.AST) else v
+                         for v in value] if value else []
+            elif isinstance(value, gast.AST):
+                ctx = _CONTEXTS.get(type(value))
+                value = ctx if ctx is not None else gast_to_ast(value, positions)
         new_values[field] = value
     for field in missing:                   # e.g. type_params on older gast versions
         new_values[field] = [] if field == "type_params" else None
-    if node_type is gast.ExceptHandler and node.name is not None:
-        new.name = node.name.id
+    if node_type is gast.ExceptHandler and values["name"] is not None:
+        new_values["name"] = values["name"].id
     if positions:
-        _copy_location(node, new, attributes)
+        _copy_position(values, new_values)
     return new
-
-
-def _copy_location(node, new, attributes):
-    values = node.__dict__
-    for attr in attributes:
-        value = values.get(attr)
-        if value is not None:
-            setattr(new, attr, value)
 
 
 def dedent_block(source):
