@@ -97,10 +97,13 @@ class Scope:
 
 def cfg_node_scope(ast_node):
     """The Scope of what one CFG node (see cfg.py) does, or None."""
-    for key in (anno.Static.CFG_NODE_SCOPE, anno.Static.DEF_SCOPE, anno.Static.SCOPE):
-        if anno.hasanno(ast_node, key):
-            return anno.getanno(ast_node, key)
-    return None
+    getanno = anno.getanno
+    scope = getanno(ast_node, anno.Static.CFG_NODE_SCOPE, None)
+    if scope is None:
+        scope = getanno(ast_node, anno.Static.DEF_SCOPE, None)
+        if scope is None:
+            scope = getanno(ast_node, anno.Static.SCOPE, None)
+    return scope
 
 
 def overwritten(qn, written):

@@ -19,6 +19,7 @@ without a guard.
 """
 import collections
 import heapq
+import itertools
 
 import gast
 
@@ -294,6 +295,66 @@ class _Builder:
 def _connect(prev, node):
     prev.next.add(node)
     node.prev.add(prev)
+
+
+def numbering(graph):
+    """(nodes, position, successors, predecessors) of a graph: its Nodes in creation
+    (program) order, {Node: position}, and per position the positions of the Node's
+    successors and predecessors. Made on first use and kept on the graph (graphs are
+    not changed once built), for the dataflow analyses, which work on positions."""
+    numbered = graph.__dict__.get("_numbering")
+    if numbered is None:
+        nodes = list(graph.index.values())
+        position = {node: i for i, node in enumerate(nodes)}
+        succs = [[position[s] for s in node.next] for node in nodes]
+        preds = [[position[p] for p in node.prev] for node in nodes]
+        numbered = graph.__dict__["_numbering"] = (nodes, position, succs, preds)
+    return numbered
+
+
+_BITS_AS_BYTES = bytes.maketrans(b"01", b"\x00\x01")
+
+
+class SymbolBits:
+    """Sets of symbols (QN) as int bitsets, one bit per symbol, for a dataflow fixed point:
+    union, intersection and difference are single int operations. `frozenset(bits)`
+    converts back, once per distinct set (equal sets share one frozenset)."""
+
+    def __init__(self):
+        self.bit = {}  # QN -> 1 << its position
+        self.symbols = []  # position -> QN
+        self._frozen = {0: frozenset()}
+
+    def bits(self, qns):
+        """The bitset of `qns`, giving new symbols the next positions."""
+        bit, out = self.bit, 0
+        for qn in qns:
+            b = bit.get(qn)
+            if b is None:
+                b = bit[qn] = 1 << len(self.symbols)
+                self.symbols.append(qn)
+            out |= b
+        return out
+
+    def frozenset(self, bits):
+        frozen = self._frozen.get(bits)
+        if frozen is None:
+            # bin() lists bit positions high to low; reversed and made 0/1 bytes, it
+            # selects the symbols at C speed.
+            frozen = self._frozen[bits] = frozenset(itertools.compress(
+                self.symbols, bin(bits)[:1:-1].encode().translate(_BITS_AS_BYTES)))
+        return frozen
+
+    def owned_bits(self):
+        """{QN: bits of the known symbols that writing QN overwrites}: itself and the
+        composites it owns (as activity.overwritten)."""
+        over = {}
+        for qn, bit in self.bit.items():
+            over[qn] = over.get(qn, 0) | bit
+            if qn.is_composite():
+                for owner in qn.owner_set:
+                    over[owner] = over.get(owner, 0) | bit
+        return over
 
 
 class GraphVisitor:
