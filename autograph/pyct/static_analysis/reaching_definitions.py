@@ -15,13 +15,13 @@ free name in a nested function gets the definitions that reach the nested def
 statement (Python binds late, so a later assignment may also be seen; this is
 an approximation). For a loop, "into the statement" means from before the loop,
 not around the back edge. `del x` undefines x; assigning `a` undefines `a.b`.
+Nodes with equal sets may share one frozenset.
 """
-import collections
-
 import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import visitor
 from autograph.pyct.static_analysis import activity
 from autograph.pyct.static_analysis import cfg
 
@@ -42,99 +42,179 @@ class Definition:
         return f"Definition({kind}, {id(self):#x})"
 
 
-# defs: {QN: frozenset of Definition}; must: frozenset of QN, or None for "not
-# computed yet" (the top of the lattice); fns: frozenset of def nodes.
-_State = collections.namedtuple("_State", ("defs", "must", "fns"))
+_FUNCTION_DEFS = (gast.FunctionDef, gast.AsyncFunctionDef)
 
 
-class _Analyzer(cfg.GraphVisitor):
+class _Analyzer:
+    """The fixed point of one function's graph, its sets as int bitsets (see cfg.SymbolBits).
 
-    def __init__(self, graph, fn_node, definition_factory):
-        super().__init__(graph)
-        self.fn_node = fn_node
-        self.definition_factory = definition_factory
-        self.generated = {}  # (Node, QN) -> Definition, made once
+    State after each node (by position): must (the symbols defined on every path to its
+    end; None while not computed yet, the top of the lattice), maybe (the symbols defined
+    on some path), fns (the def nodes that may have run) and, with `names`, defs (the
+    Definitions that may reach its end; without names no Definitions are made, as none
+    would be seen). Transfer: must, maybe = (in - what the node overwrites) | what it
+    creates, must staying None; defs likewise with Definitions; fns = in | the node if it
+    is a def. Starting from None musts and empty others, any order of visits reaches the
+    same fixed point (greatest for must, least for the others): sweeps in program order
+    settle it in about one pass per loop nesting level, re-visiting only the nodes whose
+    predecessors changed. maybe is the symbols of defs (a write kills all definitions of
+    what it overwrites, and makes one per symbol it creates), kept as its own bitset.
+    """
 
-    def init_state(self, node):
-        return _State({}, None, frozenset())
-
-    def merge(self, nodes):
-        """The state after any of `nodes`: union of definitions, intersection of must.
-
-        States are never changed in place, so one predecessor's state is shared as is.
-        """
-        if len(nodes) == 1:
-            return self.out[next(iter(nodes))]
-        defs, must, fns = {}, None, frozenset()
+    def __init__(self, graph, fn_node, definition_factory, names):
+        self.graph = graph
+        nodes, self.position, succs, self.preds = cfg.numbering(graph)
+        self.symbols = symbols = cfg.SymbolBits()  # The symbols nodes create.
+        self.definitions = definitions = cfg.SymbolBits()  # In the order made.
+        self.fns = fns = cfg.SymbolBits()
+        self.generated = generated = {}  # (Node, QN) -> Definition
+        self.defs_of = defs_of = {}  # QN -> bits of its Definitions
+        gen_defs, gen_symbols, gen_fns, written = [], [], [], []
+        scope_of = activity.cfg_node_scope
+        symbol_bits = symbols.bits
         for node in nodes:
-            out = self.out[node]
-            for qn, qn_defs in out.defs.items():
-                defs[qn] = defs.get(qn, frozenset()) | qn_defs
-            if out.must is not None:
-                must = out.must if must is None else must & out.must
-            fns |= out.fns
-        if not nodes:
-            must = frozenset()
-        return _State(defs, must, fns)
+            ast_node = node.ast_node
+            scope = scope_of(ast_node)
+            defs = 0
+            if scope is not None:
+                params = scope.params
+                w = scope.modified | params
+                created = w - scope.deleted
+                written.append(w)
+                gen_symbols.append(symbol_bits(created))
+                if names:
+                    for qn in created:
+                        definition = definition_factory()
+                        if qn in params:
+                            definition.param_of = fn_node
+                        generated[(node, qn)] = definition
+                        bit = definitions.bits((definition,))
+                        defs |= bit
+                        defs_of[qn] = defs_of.get(qn, 0) | bit
+            else:
+                written.append(None)
+                gen_symbols.append(0)
+            gen_defs.append(defs)
+            gen_fns.append(fns.bits((ast_node,)) if isinstance(ast_node, _FUNCTION_DEFS) else 0)
+        # Writing w overwrites w and the composites it owns, and all their definitions.
+        over_symbols = symbols.owned_bits()
+        over_defs = {}
+        for qn, bits in defs_of.items():
+            over_defs[qn] = over_defs.get(qn, 0) | bits
+            if qn.is_composite():
+                for owner in qn.owner_set:
+                    over_defs[owner] = over_defs.get(owner, 0) | bits
+        keep_defs, keep_symbols = [], []
+        for w in written:
+            killed_defs = killed_symbols = 0
+            if w:
+                for qn in w:
+                    killed_symbols |= over_symbols.get(qn, 0)
+                    if names:
+                        killed_defs |= over_defs.get(qn, 0)
+            keep_defs.append(~killed_defs)
+            keep_symbols.append(~killed_symbols)
 
-    def _definition(self, node, qn, scope):
-        key = (node, qn)
-        if key not in self.generated:
-            definition = self.definition_factory()
-            if qn in scope.params:
-                definition.param_of = self.fn_node
-            self.generated[key] = definition
-        return self.generated[key]
-
-    def visit_node(self, node):
-        state = self.in_[node] = self.merge(node.prev)
-        defs, must, fns = state
-        scope = activity.cfg_node_scope(node.ast_node)
-        if scope is not None:
-            written = scope.modified | scope.params
-            created = written - scope.deleted
-            if written:
-                defs = _without(defs, written)
+        n = len(nodes)
+        preds = self.preds
+        merge = self._merge
+        self.out = out = ([None] * n, [0] * n, [0] * n, [0] * n)  # must, maybe, fns, defs
+        out_must, out_maybe, out_fns, out_defs = out
+        pending = [True] * n
+        again = True
+        while again:
+            again = False
+            for i in range(n):
+                if not pending[i]:
+                    continue
+                pending[i] = False
+                must, maybe, fns_in, defs = merge(preds[i], out)
+                keep, gen = keep_symbols[i], gen_symbols[i]
                 if must is not None:
-                    must = frozenset(_without(dict.fromkeys(must), written))
-            for qn in created:
-                defs[qn] = frozenset([self._definition(node, qn, scope)])
-            if must is not None:
-                must = must | created
-        if isinstance(node.ast_node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            fns = fns | {node.ast_node}
-        out = _State(defs, must, fns)
-        changed = out != self.out[node]
-        self.out[node] = out
-        return changed
+                    must = (must & keep) | gen
+                maybe = (maybe & keep) | gen
+                fns_in |= gen_fns[i]
+                defs = (defs & keep_defs[i]) | gen_defs[i]
+                if (maybe != out_maybe[i] or must != out_must[i] or fns_in != out_fns[i]
+                        or defs != out_defs[i]):
+                    out_must[i], out_maybe[i], out_fns[i], out_defs[i] = must, maybe, fns_in, defs
+                    for s in succs[i]:
+                        if not pending[s]:
+                            pending[s] = True
+                            if s < i:  # Already passed in this sweep.
+                                again = True
+        self._in = {}  # Node -> the state into it
+        self._annotations = {}  # (must, maybe, fns) -> the three annotation values
 
+    @staticmethod
+    def _merge(positions, out):
+        """(must, maybe, fns, defs) after any of the nodes at `positions`: the intersection
+        of must (None if all are None), the union of the others."""
+        if not positions:
+            return 0, 0, 0, 0
+        out_must, out_maybe, out_fns, out_defs = out
+        must = None
+        maybe = fns = defs = 0
+        for p in positions:
+            m = out_must[p]
+            if m is not None:
+                must = m if must is None else must & m
+            maybe |= out_maybe[p]
+            fns |= out_fns[p]
+            defs |= out_defs[p]
+        return must, maybe, fns, defs
 
-def _without(symbols, written):
-    """A copy of the dict `symbols` without what writing `written` overwrites."""
-    kept = dict(symbols)
-    for qn in written:
-        kept.pop(qn, None)
-    for qn in [qn for qn in kept if qn.is_composite()]:
-        if activity.overwritten(qn, written):
-            del kept[qn]
-    return kept
+    def state_in(self, node):
+        """The state into the Node `node`."""
+        state = self._in.get(node)
+        if state is None:
+            state = self._in[node] = self._merge(self.preds[self.position[node]], self.out)
+        return state
+
+    def state_after(self, nodes):
+        """The state after any of the Nodes `nodes`."""
+        position = self.position
+        return self._merge([position[n] for n in nodes], self.out)
+
+    def annotate(self, ast_node, state):
+        """DEFINED_VARS_IN, MAYBE_DEFINED_VARS_IN and DEFINED_FNS_IN of a state."""
+        key = state[:3]
+        values = self._annotations.get(key)
+        if values is None:
+            must, maybe, fns = key
+            frozen = self.symbols.frozenset
+            values = self._annotations[key] = (
+                frozen(must or 0), frozen(maybe), self.fns.frozenset(fns))
+        setanno = anno.setanno
+        setanno(ast_node, anno.Static.DEFINED_VARS_IN, values[0])
+        setanno(ast_node, anno.Static.MAYBE_DEFINED_VARS_IN, values[1])
+        setanno(ast_node, anno.Static.DEFINED_FNS_IN, values[2])
+
+    def definitions_of(self, defs, qn):
+        """The frozenset of the Definitions of `qn` in the bits `defs`, or None if none."""
+        bits = defs & self.defs_of.get(qn, 0)
+        return self.definitions.frozenset(bits) if bits else None
+
+    def definitions_dict(self, defs):
+        """{QN: frozenset of its Definitions} of the bits `defs`."""
+        found = {}
+        for qn, bits in self.defs_of.items():
+            bits &= defs
+            if bits:
+                found[qn] = self.definitions.frozenset(bits)
+        return found
 
 
 def resolve(node, context, graphs, definition_factory=Definition, names=True):
     """Annotates `node` (see the module docstring); `graphs` from cfg.build(node).
 
-    With names=False only statements are annotated (no DEFINITIONS on names, and
-    lambdas inside expressions are not analyzed): all the converters need, faster.
+    With names=False only statements are annotated (no DEFINITIONS on names, no
+    Definitions made, and lambdas inside expressions are not analyzed): all the
+    converters need, faster.
     """
     del context
     _Annotator(graphs, definition_factory, names).visit(node)
     return node
-
-
-def _annotate_defined(ast_node, state):
-    anno.setanno(ast_node, anno.Static.DEFINED_VARS_IN, state.must or frozenset())
-    anno.setanno(ast_node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset(state.defs))
-    anno.setanno(ast_node, anno.Static.DEFINED_FNS_IN, state.fns)
 
 
 class _Annotator(ast_util.NodeVisitor):
@@ -151,17 +231,28 @@ class _Annotator(ast_util.NodeVisitor):
     def visit(self, node):
         if not self.names and isinstance(node, gast.expr):
             return None
-        graph = self.analyzer.graph if self.analyzer is not None else None
-        if graph is None:
+        analyzer = self.analyzer
+        if analyzer is None:
             return super().visit(node)
-        if isinstance(node, gast.stmt) and node in graph.stmt_prev:
-            _annotate_defined(node, self.analyzer.merge(graph.stmt_prev[node]))
-        if node not in graph.index:
+        graph = analyzer.graph
+        cfg_node = graph.index.get(node)
+        if cfg_node is None:
+            if isinstance(node, gast.stmt) and node in graph.stmt_prev:
+                analyzer.annotate(node, analyzer.state_after(graph.stmt_prev[node]))
             return super().visit(node)
-        outer_cfg_node, self.cfg_node = self.cfg_node, graph.index[node]
-        _annotate_defined(node, self.analyzer.in_[self.cfg_node])
+        # A statement that is one CFG node gets the state into that node.
+        outer_cfg_node, self.cfg_node = self.cfg_node, cfg_node
+        analyzer.annotate(node, analyzer.state_in(cfg_node))
         super().visit(node)
         self.cfg_node = outer_cfg_node
+        return None
+
+    def generic_visit(self, node):
+        if self.names:
+            return super().generic_visit(node)
+        for child in visitor.children(node):
+            if not isinstance(child, gast.expr):
+                self.visit(child)
         return None
 
     def visit_Name(self, node):
@@ -169,7 +260,7 @@ class _Annotator(ast_util.NodeVisitor):
         if self.cfg_node is None or qn is None:
             return
         if isinstance(node.ctx, gast.Load):
-            defs = self.analyzer.in_[self.cfg_node].defs.get(qn)
+            defs = self.analyzer.definitions_of(self.analyzer.state_in(self.cfg_node)[3], qn)
             if defs is None and qn.root not in self.local_names:
                 defs = self.closure_defs.get(qn)
             definitions = tuple(defs or ())
@@ -187,9 +278,10 @@ class _Annotator(ast_util.NodeVisitor):
             self.visit(part)
         saved = (self.analyzer, self.cfg_node, self.local_names, self.closure_defs)
         if self.cfg_node is not None:
-            self.closure_defs = {**self.closure_defs, **self.analyzer.in_[self.cfg_node].defs}
-        self.analyzer = _Analyzer(self.graphs[node], node, self.definition_factory)
-        self.analyzer.visit_forward()
+            self.closure_defs = {**self.closure_defs, **self.analyzer.definitions_dict(
+                self.analyzer.state_in(self.cfg_node)[3])}
+        self.analyzer = _Analyzer(self.graphs[node], node, self.definition_factory,
+                                  self.names)
         self.cfg_node = None
         self.local_names = anno.getanno(node, anno.Static.SCOPE).local_names
         self.visit(node.args)
