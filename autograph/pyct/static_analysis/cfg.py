@@ -24,11 +24,13 @@ import itertools
 import gast
 
 from autograph.pyct import parser
-from autograph.pyct import visitor
+from autograph.pyct.static_analysis import _fields
 
 
 class Node:
     """A CFG node: `next`, `prev` (sets of Node), `ast_node` (the step it stands for)."""
+
+    __slots__ = ("ast_node", "next", "prev")
 
     def __init__(self, ast_node):
         self.ast_node = ast_node
@@ -65,15 +67,7 @@ def build(node):
 
 
 _FUNCTION_TYPES = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
-# Fields that never hold a node that could contain a function (names, strings,
-# contexts, operators), and node types that never do.
-_SCALAR_FIELDS = frozenset((
-    "id", "ctx", "op", "ops", "attr", "kind", "type_comment", "simple", "is_async",
-    "level", "module", "conversion", "asname", "kwd_attrs", "tag", "lineno"))
-_NO_FUNCTIONS = frozenset((gast.Constant,)) | frozenset(
-    cls for cls in vars(gast).values()
-    if isinstance(cls, type) and issubclass(cls, visitor.LEAVES))
-_fields_by_type = {}
+_NO_FUNCTIONS = _fields.LEAF_TYPES | {gast.Constant}  # Node types that hold none.
 
 
 def _functions(node):
@@ -82,30 +76,31 @@ def _functions(node):
     found = []
     stack = [node]
     pop, push = stack.pop, stack.append
-    fields_by_type = _fields_by_type
-    skip = _NO_FUNCTIONS
-    ast_type = gast.AST
+    known_fields, child_fields = _fields.known_child_fields, _fields.child_fields
+    skip, function_types = _NO_FUNCTIONS, _FUNCTION_TYPES
+    ast_type, name_type, list_type = gast.AST, gast.Name, list
     while stack:
         n = pop()
         cls = type(n)
-        if cls in _FUNCTION_TYPES:
+        if cls in function_types:
             found.append(n)
-        fields = fields_by_type.get(cls)
-        if fields is None:
-            fields = fields_by_type[cls] = tuple(
-                f for f in cls._fields if f not in _SCALAR_FIELDS)
         values = n.__dict__
-        for field in fields:
+        fields = known_fields.get(cls)
+        for field in fields if fields is not None else child_fields(cls):
             value = values.get(field)
             if value is None:
                 continue
-            if type(value) is list:
-                for item in value:
-                    if type(item) not in skip and isinstance(item, ast_type):
-                        push(item)
-            elif type(value) not in skip and isinstance(value, ast_type):
-                push(value)
+            for child in value if type(value) is list_type else (value,):
+                child_type = type(child)
+                if child_type is name_type:  # Only its annotation may hold one.
+                    if child.annotation is not None:
+                        push(child.annotation)
+                elif child_type not in skip and isinstance(child, ast_type):
+                    push(child)
     return found
+
+
+_visitors = {}  # statement type -> _Builder.visit_<type> or None
 
 
 class _Loop:
@@ -121,8 +116,9 @@ class _Builder:
         self.index = {}
         self.nodes = []  # In creation order: a statement's Nodes are a contiguous run.
         self.frontier = set()  # Nodes that fall through to the next node added.
-        self.owned = {}  # statement -> (first, end) positions in self.nodes of its Nodes
-        self.entry_at = {}  # statement -> position of its first Node (None: none yet)
+        # statement -> [first, end, entry]: positions in self.nodes of its Nodes and of
+        # its first Node (None while it has none).
+        self.spans = {}
         self.exits = set()
         self.errors = set()
         self.loops = []
@@ -138,49 +134,56 @@ class _Builder:
         self.exits |= self.frontier
         nodes = self.nodes
         stmt_prev, stmt_next, stmt_entry = {}, {}, {}
-        for stmt, (first, end) in self.owned.items():
+        for stmt, (first, end, entry_at) in self.spans.items():
             if end - first == 1:
                 node = nodes[first]
-                prev, next_ = frozenset(node.prev), frozenset(node.next)
-                if node in prev:
-                    prev = prev - {node}
-                if node in next_:
-                    next_ = next_ - {node}
+                prev, next_ = node.prev, node.next
+                prev = frozenset(prev) if node not in prev else frozenset(prev) - {node}
+                next_ = frozenset(next_) if node not in next_ else frozenset(next_) - {node}
             else:
                 inside = set(nodes[first:end])
                 prev = frozenset(p for n in nodes[first:end] for p in n.prev if p not in inside)
                 next_ = frozenset(s for n in nodes[first:end] for s in n.next if s not in inside)
             stmt_prev[stmt] = prev
             stmt_next[stmt] = next_
-        for stmt, first in self.entry_at.items():
-            if first is not None:
-                stmt_entry[stmt] = nodes[first]
+            if entry_at is not None:
+                stmt_entry[stmt] = nodes[entry_at]
         return Graph(entry, frozenset(self.exits), frozenset(self.errors), self.index,
                      stmt_prev, stmt_next, stmt_entry)
 
     def add_node(self, ast_node):
         node = Node(ast_node)
-        for prev in self.frontier:
-            _connect(prev, node)
+        if self.frontier:
+            node_prev = node.prev
+            for prev in self.frontier:  # _connect(prev, node)
+                prev.next.add(node)
+                node_prev.add(prev)
         self.frontier = {node}
         self.index[ast_node] = node
         self.nodes.append(node)
         return node
 
     def visit_block(self, stmts):
-        nodes, owned, entry_at = self.nodes, self.owned, self.entry_at
+        nodes, spans = self.nodes, self.spans
         for stmt in stmts:
             first = len(nodes)
-            owned[stmt] = (first, first)
-            entry_at.setdefault(stmt, None)  # Keeps the order statements are entered.
-            visitor = getattr(self, "visit_" + type(stmt).__name__, None)
+            span = spans.get(stmt)
+            if span is None:  # (Entered in program order: so are the dicts of build.)
+                span = spans[stmt] = [first, first, None]
+            else:  # The same statement object again: its last Nodes, its first entry.
+                span[0] = first
+            cls = type(stmt)
+            try:
+                visitor = _visitors[cls]
+            except KeyError:
+                visitor = _visitors[cls] = getattr(_Builder, "visit_" + cls.__name__, None)
             if visitor is None:
                 self.add_node(stmt)
             else:
-                visitor(stmt)
-            owned[stmt] = (first, len(nodes))
-            if entry_at[stmt] is None and len(nodes) > first:
-                entry_at[stmt] = first
+                visitor(self, stmt)
+            end = span[1] = len(nodes)
+            if span[2] is None and end > first:
+                span[2] = first
 
     def _leave(self, node):
         """Ends the straight-line flow after `node` (return, raise, break, continue)."""
