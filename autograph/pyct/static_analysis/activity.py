@@ -29,6 +29,7 @@ import gast
 from autograph.pyct import anno
 from autograph.pyct import ast_util
 from autograph.pyct import qual_names
+from autograph.pyct.static_analysis import _fields
 
 _DEFS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 _SETS = ("read", "modified", "deleted", "bound", "params", "globals", "nonlocals", "calls")
@@ -47,8 +48,15 @@ class Scope:
         self.parent = parent
         self.isolated = isolated
         self.kind = kind  # "function", "lambda", "class", "comprehension" or None
-        for name in _SETS:
-            setattr(self, name, set())
+        # The sets of _SETS, in its order (spelled out: one Scope per statement).
+        self.read = set()
+        self.modified = set()
+        self.deleted = set()
+        self.bound = set()
+        self.params = set()
+        self.globals = set()
+        self.nonlocals = set()
+        self.calls = set()
 
     @property
     def referenced(self):
@@ -71,8 +79,24 @@ class Scope:
             setattr(self, name, set(getattr(other, name)))
 
     def merge_from(self, other):
-        for name in _SETS:
-            getattr(self, name).update(getattr(other, name))
+        # As `for name in _SETS: getattr(self, name).update(getattr(other, name))`, spelled
+        # out: every statement's scope is merged into the enclosing one.
+        if other.read:
+            self.read.update(other.read)
+        if other.modified:
+            self.modified.update(other.modified)
+        if other.deleted:
+            self.deleted.update(other.deleted)
+        if other.bound:
+            self.bound.update(other.bound)
+        if other.params:
+            self.params.update(other.params)
+        if other.globals:
+            self.globals.update(other.globals)
+        if other.nonlocals:
+            self.nonlocals.update(other.nonlocals)
+        if other.calls:
+            self.calls.update(other.calls)
 
     @classmethod
     def copy_of(cls, other):
@@ -169,35 +193,43 @@ class _Analyzer(ast_util.NodeVisitor):
         return scope
 
     def visit(self, node):
-        if not isinstance(node, gast.stmt):
-            return super().visit(node)
-        self._enter()
-        super().visit(node)
-        key = anno.Static.DEF_SCOPE if isinstance(node, _DEFS) else anno.Static.SCOPE
-        anno.setanno(node, key, self._exit())
-        return None
+        """Dispatches on the node type (see _handler): a statement is visited in a scope
+        of its own, annotated on it (SCOPE, or DEF_SCOPE for def and class statements)
+        and merged into the enclosing one."""
+        handler = _handlers.get(type(node))
+        if handler is None:
+            handler = _handler(type(node))
+        handler(self, node)
+
+    def generic_visit(self, node):
+        """Visits the children of `node` (as visitor.children lists them, in order).
+        Names, the commonest, are tracked here, and handlers called directly: this is
+        most of the walk."""
+        values = node.__dict__
+        for field in _fields.child_fields(type(node)):
+            value = values.get(field)
+            if value is None:
+                continue
+            for child in value if type(value) is list else (value,):
+                cls = type(child)
+                if cls is gast.Name:
+                    _track(self.scope, child.ctx, anno.getanno(child, anno.Basic.QN))
+                elif cls not in _NO_CHILDREN and isinstance(child, gast.AST):
+                    (_handlers.get(cls) or _handler(cls))(self, child)
+
+    def _nothing(self, node):
+        pass
 
     # Symbols.
 
-    def _track(self, node):
-        qn = anno.getanno(node, anno.Basic.QN)
-        if isinstance(node.ctx, gast.Load):
-            self.scope.read.add(qn)
-        elif isinstance(node.ctx, gast.Store):
-            self.scope.modified.add(qn)
-            if not qn.is_composite():
-                self.scope.bound.add(qn)
-        elif isinstance(node.ctx, gast.Del):
-            self.scope.modified.add(qn)
-            self.scope.deleted.add(qn)
-
     def visit_Name(self, node):
-        self._track(node)
+        _track(self.scope, node.ctx, anno.getanno(node, anno.Basic.QN))
 
     def _visit_composite(self, node):
         self.generic_visit(node)
-        if anno.hasanno(node, anno.Basic.QN):
-            self._track(node)
+        qn = anno.getanno(node, anno.Basic.QN, None)
+        if qn is not None:
+            _track(self.scope, node.ctx, qn)
         elif isinstance(node.ctx, (gast.Store, gast.Del)):
             base = node.value
             while not anno.hasanno(base, anno.Basic.QN) and isinstance(
@@ -210,8 +242,9 @@ class _Analyzer(ast_util.NodeVisitor):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if anno.hasanno(node.func, anno.Basic.QN):
-            self.scope.calls.add(anno.getanno(node.func, anno.Basic.QN))
+        qn = anno.getanno(node.func, anno.Basic.QN, None)
+        if qn is not None:
+            self.scope.calls.add(qn)
 
     def visit_NamedExpr(self, node):
         self.visit(node.value)
@@ -389,3 +422,46 @@ class _Analyzer(ast_util.NodeVisitor):
     def visit_MatchMapping(self, node):
         self.generic_visit(node)
         self._bind_pattern_name(node.rest)
+
+
+def _track(scope, ctx, qn):
+    """Records in `scope` the use of `qn` in the context `ctx` (of a Name, Attribute or
+    Subscript)."""
+    if isinstance(ctx, gast.Load):
+        scope.read.add(qn)
+    elif isinstance(ctx, gast.Store):
+        scope.modified.add(qn)
+        if not qn.is_composite():
+            scope.bound.add(qn)
+    elif isinstance(ctx, gast.Del):
+        scope.modified.add(qn)
+        scope.deleted.add(qn)
+
+
+_NO_CHILDREN = _fields.LEAF_TYPES | {gast.Constant}  # Nothing to visit in these.
+_handlers = {}  # node type -> function(analyzer, node)
+
+
+def _handler(cls):
+    """The function that visits nodes of type `cls`: its visit_ method of _Analyzer (or
+    generic_visit; nothing for a Constant, which has no children), in a scope of its own
+    for a statement."""
+    method = vars(_Analyzer).get("visit_" + cls.__name__)
+    if method is None:
+        method = _Analyzer._nothing if cls is gast.Constant else _Analyzer.generic_visit
+    if issubclass(cls, gast.stmt):
+        key = anno.Static.DEF_SCOPE if issubclass(cls, _DEFS) else anno.Static.SCOPE
+        method = _in_own_scope(method, key)
+    _handlers[cls] = method
+    return method
+
+
+def _in_own_scope(method, key):
+    def visit_statement(self, node):
+        parent = self.scope
+        scope = self.scope = Scope(parent)
+        method(self, node)
+        self.scope = parent
+        parent.merge_from(scope)  # scope.finalize(): not isolated, has a parent.
+        anno.setanno(node, key, scope)
+    return visit_statement
