@@ -21,8 +21,8 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
-from autograph.pyct import visitor
 from autograph.pyct.static_analysis import activity
+from autograph.pyct.static_analysis import _fields
 from autograph.pyct.static_analysis import cfg
 
 
@@ -117,7 +117,6 @@ class _Analyzer:
 
         n = len(nodes)
         preds = self.preds
-        merge = self._merge
         self.out = out = ([None] * n, [0] * n, [0] * n, [0] * n)  # must, maybe, fns, defs
         out_must, out_maybe, out_fns, out_defs = out
         pending = [True] * n
@@ -128,7 +127,18 @@ class _Analyzer:
                 if not pending[i]:
                     continue
                 pending[i] = False
-                must, maybe, fns_in, defs = merge(preds[i], out)
+                # (self._merge, inline.)
+                must, maybe, fns_in, defs = None, 0, 0, 0
+                before = preds[i]
+                if not before:
+                    must = 0
+                for p in before:
+                    m = out_must[p]
+                    if m is not None:
+                        must = m if must is None else must & m
+                    maybe |= out_maybe[p]
+                    fns_in |= out_fns[p]
+                    defs |= out_defs[p]
                 keep, gen = keep_symbols[i], gen_symbols[i]
                 if must is not None:
                     must = (must & keep) | gen
@@ -144,7 +154,7 @@ class _Analyzer:
                             if s < i:  # Already passed in this sweep.
                                 again = True
         self._in = {}  # Node -> the state into it
-        self._annotations = {}  # (must, maybe, fns) -> the three annotation values
+        self._annotations = {}  # state -> the three annotation values
 
     @staticmethod
     def _merge(positions, out):
@@ -178,12 +188,11 @@ class _Analyzer:
 
     def annotate(self, ast_node, state):
         """DEFINED_VARS_IN, MAYBE_DEFINED_VARS_IN and DEFINED_FNS_IN of a state."""
-        key = state[:3]
-        values = self._annotations.get(key)
+        values = self._annotations.get(state)
         if values is None:
-            must, maybe, fns = key
+            must, maybe, fns, _ = state
             frozen = self.symbols.frozenset
-            values = self._annotations[key] = (
+            values = self._annotations[state] = (
                 frozen(must or 0), frozen(maybe), self.fns.frozenset(fns))
         setanno = anno.setanno
         setanno(ast_node, anno.Static.DEFINED_VARS_IN, values[0])
@@ -213,24 +222,66 @@ def resolve(node, context, graphs, definition_factory=Definition, names=True):
     converters need, faster.
     """
     del context
-    _Annotator(graphs, definition_factory, names).visit(node)
+    if names:
+        _Annotator(graphs, definition_factory).visit(node)
+    elif not isinstance(node, gast.expr):
+        _StatementAnnotator(graphs, definition_factory).walk(node, None)
     return node
 
 
-class _Annotator(ast_util.NodeVisitor):
+class _StatementAnnotator:
+    """The annotation walk with names=False: as _Annotator's, but visiting no expression
+    (so no names, and no lambdas), which leaves few nodes to walk."""
 
-    def __init__(self, graphs, definition_factory, names=True):
+    def __init__(self, graphs, definition_factory):
         self.graphs = graphs
         self.definition_factory = definition_factory
-        self.names = names
+
+    def walk(self, node, analyzer):
+        cls = type(node)
+        if analyzer is not None:
+            graph = analyzer.graph
+            cfg_node = graph.index.get(node)
+            if cfg_node is not None:
+                analyzer.annotate(node, analyzer.state_in(cfg_node))
+            elif isinstance(node, gast.stmt) and node in graph.stmt_prev:
+                analyzer.annotate(node, analyzer.state_after(graph.stmt_prev[node]))
+        if cls in _FUNCTION_DEFS_SET:
+            # (Its decorators, defaults and annotations are expressions.)
+            analyzer = _Analyzer(self.graphs[node], node, self.definition_factory, False)
+            self.walk(node.args, analyzer)
+            for stmt in node.body:
+                self.walk(stmt, analyzer)
+            return
+        if cls is gast.arguments:
+            return  # Its children are expressions.
+        walk = self.walk
+        values = node.__dict__
+        for field in _fields.child_fields(cls):
+            value = values.get(field)
+            if value is None:
+                continue
+            for child in value if type(value) is list else (value,):
+                if (type(child) not in _fields.LEAF_TYPES and isinstance(child, gast.AST)
+                        and not isinstance(child, gast.expr)):
+                    walk(child, analyzer)
+
+
+_FUNCTION_DEFS_SET = frozenset(_FUNCTION_DEFS)
+
+
+class _Annotator(ast_util.NodeVisitor):
+    """Annotates statements, CFG nodes and names (names=True)."""
+
+    def __init__(self, graphs, definition_factory):
+        self.graphs = graphs
+        self.definition_factory = definition_factory
         self.analyzer = None
         self.cfg_node = None
         self.local_names = frozenset()
         self.closure_defs = {}
 
     def visit(self, node):
-        if not self.names and isinstance(node, gast.expr):
-            return None
         analyzer = self.analyzer
         if analyzer is None:
             return super().visit(node)
@@ -245,14 +296,6 @@ class _Annotator(ast_util.NodeVisitor):
         analyzer.annotate(node, analyzer.state_in(cfg_node))
         super().visit(node)
         self.cfg_node = outer_cfg_node
-        return None
-
-    def generic_visit(self, node):
-        if self.names:
-            return super().generic_visit(node)
-        for child in visitor.children(node):
-            if not isinstance(child, gast.expr):
-                self.visit(child)
         return None
 
     def visit_Name(self, node):
@@ -280,8 +323,7 @@ class _Annotator(ast_util.NodeVisitor):
         if self.cfg_node is not None:
             self.closure_defs = {**self.closure_defs, **self.analyzer.definitions_dict(
                 self.analyzer.state_in(self.cfg_node)[3])}
-        self.analyzer = _Analyzer(self.graphs[node], node, self.definition_factory,
-                                  self.names)
+        self.analyzer = _Analyzer(self.graphs[node], node, self.definition_factory, True)
         self.cfg_node = None
         self.local_names = anno.getanno(node, anno.Static.SCOPE).local_names
         self.visit(node.args)
