@@ -206,14 +206,20 @@ class _Analyzer(ast_util.NodeVisitor):
         Names, the commonest, are tracked here, and handlers called directly: this is
         most of the walk."""
         values = node.__dict__
-        for field in _fields.child_fields(type(node)):
+        fields = _known_fields.get(type(node))
+        for field in fields if fields is not None else _fields.child_fields(type(node)):
             value = values.get(field)
             if value is None:
                 continue
             for child in value if type(value) is list else (value,):
                 cls = type(child)
-                if cls is gast.Name:
-                    _track(self.scope, child.ctx, anno.getanno(child, anno.Basic.QN))
+                if cls is _Name:
+                    qn = anno.getanno(child, _QN)
+                    ctx = child.ctx
+                    if isinstance(ctx, _Load):
+                        self.scope.read.add(qn)
+                    else:
+                        _track(self.scope, ctx, qn)
                 elif cls not in _NO_CHILDREN and isinstance(child, gast.AST):
                     (_handlers.get(cls) or _handler(cls))(self, child)
 
@@ -439,6 +445,8 @@ def _track(scope, ctx, qn):
 
 
 _NO_CHILDREN = _fields.LEAF_TYPES | {gast.Constant}  # Nothing to visit in these.
+_known_fields = _fields.known_child_fields
+_Name, _Load, _QN = gast.Name, gast.Load, anno.Basic.QN
 _handlers = {}  # node type -> function(analyzer, node)
 
 
