@@ -101,6 +101,7 @@ def _functions(node):
 
 
 _visitors = {}  # statement type -> _Builder.visit_<type> or None
+_EMPTY = frozenset()
 
 
 class _Loop:
@@ -141,9 +142,10 @@ class _Builder:
                 prev = frozenset(prev) if node not in prev else frozenset(prev) - {node}
                 next_ = frozenset(next_) if node not in next_ else frozenset(next_) - {node}
             else:
-                inside = set(nodes[first:end])
-                prev = frozenset(p for n in nodes[first:end] for p in n.prev if p not in inside)
-                next_ = frozenset(s for n in nodes[first:end] for s in n.next if s not in inside)
+                run = nodes[first:end]
+                inside = set(run)
+                prev = _EMPTY.union(*[n.prev for n in run]).difference(inside)
+                next_ = _EMPTY.union(*[n.next for n in run]).difference(inside)
             stmt_prev[stmt] = prev
             stmt_next[stmt] = next_
             if entry_at is not None:
