@@ -1,4 +1,5 @@
-"""Control-flow graphs, one per function, and a fixed-point visitor over them.
+"""Control-flow graphs, one per function, and what dataflow analyses over them use: a
+fixed-point visitor, and the numbering and symbol bitsets the analyses here solve on.
 
 A CFG node is one step that runs as a unit:
   a simple statement (assignments, expressions, return, raise, break, pass,
@@ -342,6 +343,7 @@ class SymbolBits:
         return out
 
     def frozenset(self, bits):
+        """The frozenset of the symbols in `bits` (one object per distinct set)."""
         frozen = self._frozen.get(bits)
         if frozen is None:
             # bin() lists bit positions high to low; reversed and made 0/1 bytes, it
@@ -363,7 +365,8 @@ class SymbolBits:
 
 
 class GraphVisitor:
-    """Runs a dataflow analysis to a fixed point.
+    """Runs a dataflow analysis to a fixed point (with sets as Python objects; liveness
+    and reaching_definitions solve on bitsets instead, see numbering and SymbolBits).
 
     Subclasses define init_state(node) and visit_node(node), which updates
     self.in_[node] / self.out[node] and returns whether its result changed.
