@@ -757,16 +757,24 @@ def test_py_function_save_error_names_the_users_function(tmp_path):
 @pytest.mark.parametrize("body, message", [
     ("print('tags', {1, 2}, x)", r"attribute 'template' of operation 'print'.*"
                                  r"wf_unsaveable_\d\.py:5.*type set"),
-    ("print('to', x, file=open(os.devnull, 'w'))", r"attribute 'file' of operation 'print'.*"
-                                                   r"wf_unsaveable_\d\.py:5.*TextIOWrapper"),
+    ("print('to', x, file=SINK)", r"attribute 'file' of operation 'print'.*"
+                                  r"wf_unsaveable_\d\.py:5.*TextIOWrapper"),
     ("return {1, 2}, x", r"Cannot save the function's results: .*type set"),
 ])
 def test_python_objects_a_saved_graph_cannot_hold_are_a_save_error(tmp_path, body, message):
     name = f"wf_unsaveable_{len(body) % 10}"
-    src = write(tmp_path, f"{name}.py", f"import os\n\n\ndef f(x):\n    {body}\n    return x\n")
-    concrete = ag.convert(import_file(src, name).f).get_concrete_function(rt.constant(1))
-    with pytest.raises(SaveError, match=message):
-        rt.saved.save(concrete, str(tmp_path / "s"))
+    # (The file the print writes to is closed here, not left to the garbage collector,
+    # whose ResourceWarning would land in whichever test it happens to run in.)
+    src = write(tmp_path, f"{name}.py",
+                f"import os\nSINK = open(os.devnull, 'w')\n\ndef f(x):\n    {body}\n"
+                f"    return x\n")
+    module = import_file(src, name)
+    try:
+        concrete = ag.convert(module.f).get_concrete_function(rt.constant(1))
+        with pytest.raises(SaveError, match=message):
+            rt.saved.save(concrete, str(tmp_path / "s"))
+    finally:
+        module.SINK.close()
 
 
 # Fixed; was a strict xfail: runtime/saved/decode.py: the attribute schema says print's 'file'
