@@ -130,8 +130,10 @@ class Base(gast.NodeTransformer):
             setattr(type(self), "_dispatch_table", table)
         method = table.get(node_type, False)
         if method is False:
-            method = table[node_type] = getattr(type(self), "visit_" + node_type.__name__,
-                                                None)
+            method = getattr(type(self), "visit_" + node_type.__name__, None)
+            if method is visitor.LEGACY_VISIT_CONSTANT:  # ast's search for visit_Num & co.
+                method = None
+            table[node_type] = method
         if method is None:
             # No visit method: visit the children in place (the node stays itself).
             if node_type is gast.Constant or (

@@ -1,4 +1,6 @@
 """A faster gast.NodeVisitor for the analyses' whole-tree walks."""
+import ast
+
 import gast
 
 LEAVES = (gast.expr_context, gast.operator, gast.unaryop, gast.boolop, gast.cmpop)
@@ -9,6 +11,11 @@ _LEAF_FIELDS = frozenset(("ctx", "op", "ops", "id", "attr", "kind", "type_commen
                           "conversion", "is_async", "simple", "level", "module",
                           "kwd_attrs", "rest", "asname"))
 _child_fields = {}
+known_child_fields = _child_fields      # what child_fields returned, by node type
+
+# The contexts' and operators' classes themselves (a set, for `type(n) in LEAF_TYPES`).
+LEAF_TYPES = frozenset(cls for cls in vars(gast).values()
+                       if isinstance(cls, type) and issubclass(cls, LEAVES))
 
 
 def child_fields(node_type):
@@ -27,6 +34,9 @@ def child_fields(node_type):
     return fields
 
 
+LEGACY_VISIT_CONSTANT = getattr(ast.NodeVisitor, "visit_Constant", None)
+
+
 class NodeVisitor(gast.NodeVisitor):
     """gast.NodeVisitor with its dispatch cached per node type and a tighter default
     traversal (no generators; contexts and operators, which have no children, are not
@@ -41,6 +51,8 @@ class NodeVisitor(gast.NodeVisitor):
         method = table.get(type(node))
         if method is None:
             method = getattr(cls, "visit_" + type(node).__name__, cls.generic_visit)
+            if method is LEGACY_VISIT_CONSTANT:    # ast's search for visit_Num & co.
+                method = cls.generic_visit
             table[type(node)] = method
         return method(self, node)
 

@@ -29,7 +29,7 @@ import gast
 from autograph.pyct import anno
 from autograph.pyct import ast_util
 from autograph.pyct import qual_names
-from autograph.pyct.static_analysis import _fields
+from autograph.pyct import visitor
 
 _DEFS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 _SETS = ("read", "modified", "deleted", "bound", "params", "globals", "nonlocals", "calls")
@@ -207,7 +207,7 @@ class _Analyzer(ast_util.NodeVisitor):
         most of the walk."""
         values = node.__dict__
         fields = _known_fields.get(type(node))
-        for field in fields if fields is not None else _fields.child_fields(type(node)):
+        for field in fields if fields is not None else visitor.child_fields(type(node)):
             value = values.get(field)
             if value is None:
                 continue
@@ -444,8 +444,8 @@ def _track(scope, ctx, qn):
         scope.deleted.add(qn)
 
 
-_NO_CHILDREN = _fields.LEAF_TYPES | {gast.Constant}  # Nothing to visit in these.
-_known_fields = _fields.known_child_fields
+_NO_CHILDREN = visitor.LEAF_TYPES | {gast.Constant}  # Nothing to visit in these.
+_known_fields = visitor.known_child_fields
 _Name, _Load, _QN = gast.Name, gast.Load, anno.Basic.QN
 _handlers = {}  # node type -> function(analyzer, node)
 

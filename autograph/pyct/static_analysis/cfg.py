@@ -25,7 +25,7 @@ import itertools
 import gast
 
 from autograph.pyct import parser
-from autograph.pyct.static_analysis import _fields
+from autograph.pyct import visitor
 
 
 class Node:
@@ -68,7 +68,7 @@ def build(node):
 
 
 _FUNCTION_TYPES = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
-_NO_FUNCTIONS = _fields.LEAF_TYPES | {gast.Constant}  # Node types that hold none.
+_NO_FUNCTIONS = visitor.LEAF_TYPES | {gast.Constant}  # Node types that hold none.
 
 
 def _functions(node):
@@ -77,7 +77,7 @@ def _functions(node):
     found = []
     stack = [node]
     pop, push = stack.pop, stack.append
-    known_fields, child_fields = _fields.known_child_fields, _fields.child_fields
+    known_fields, child_fields = visitor.known_child_fields, visitor.child_fields
     skip, function_types = _NO_FUNCTIONS, _FUNCTION_TYPES
     ast_type, name_type, list_type = gast.AST, gast.Name, list
     while stack:

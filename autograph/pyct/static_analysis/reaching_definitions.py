@@ -21,8 +21,8 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import visitor
 from autograph.pyct.static_analysis import activity
-from autograph.pyct.static_analysis import _fields
 from autograph.pyct.static_analysis import cfg
 
 
@@ -257,12 +257,12 @@ class _StatementAnnotator:
             return  # Its children are expressions.
         walk = self.walk
         values = node.__dict__
-        for field in _fields.child_fields(cls):
+        for field in visitor.child_fields(cls):
             value = values.get(field)
             if value is None:
                 continue
             for child in value if type(value) is list else (value,):
-                if (type(child) not in _fields.LEAF_TYPES and isinstance(child, gast.AST)
+                if (type(child) not in visitor.LEAF_TYPES and isinstance(child, gast.AST)
                         and not isinstance(child, gast.expr)):
                     walk(child, analyzer)
 
