@@ -120,6 +120,7 @@ class _Analyzer:
         self.out = out = ([None] * n, [0] * n, [0] * n, [0] * n)  # must, maybe, fns, defs
         out_must, out_maybe, out_fns, out_defs = out
         pending = [True] * n
+        merge = self._merge
         again = True
         while again:
             again = False
@@ -127,18 +128,7 @@ class _Analyzer:
                 if not pending[i]:
                     continue
                 pending[i] = False
-                # (self._merge, inline.)
-                must, maybe, fns_in, defs = None, 0, 0, 0
-                before = preds[i]
-                if not before:
-                    must = 0
-                for p in before:
-                    m = out_must[p]
-                    if m is not None:
-                        must = m if must is None else must & m
-                    maybe |= out_maybe[p]
-                    fns_in |= out_fns[p]
-                    defs |= out_defs[p]
+                must, maybe, fns_in, defs = merge(preds[i], out)
                 keep, gen = keep_symbols[i], gen_symbols[i]
                 if must is not None:
                     must = (must & keep) | gen
