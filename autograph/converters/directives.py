@@ -12,9 +12,12 @@ unknown option is a ConversionError naming its line, as in TensorFlow.
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import parser
 from autograph.pyct import transformer
 
 LOOP_OPTIONS = "set_loop_options"
+# Passed along with the options: the text of each shape invariant's variable.
+INVARIANT_NAMES = "shape_invariant_names"
 _KNOWN_OPTIONS = ("maximum_iterations", "shape_invariants", "parallel_iterations",
                   "swap_memory")
 
@@ -54,6 +57,9 @@ class DirectiveTransformer(transformer.Base):
                 if kw.arg == "maximum_iterations" and _negative_literal(kw.value):
                     raise _error(call, "set_loop_options: maximum_iterations must be >= 0")
             options.update({kw.arg: kw.value for kw in call.keywords})
+            names = _invariant_names(options.get("shape_invariants"))
+            if names is not None:
+                options[INVARIANT_NAMES] = names
         node = self.generic_visit(node)
         if not node.body:
             node.body = [gast.Pass()]
@@ -68,6 +74,19 @@ class DirectiveTransformer(transformer.Base):
             raise _error(node.value, "set_loop_options must be the first statement of the "
                                      "body of the loop it configures")
         return node
+
+
+def _invariant_names(node):
+    """The source text of each variable in a literal `shape_invariants=[(v, shape), ...]`
+    (for messages), as a gast tuple of strings; None if it is not such a literal."""
+    if not isinstance(node, (gast.List, gast.Tuple)):
+        return None
+    names = []
+    for pair in node.elts:
+        if not (isinstance(pair, gast.Tuple) and len(pair.elts) == 2):
+            return None
+        names.append(gast.Constant(value=parser.unparse(pair.elts[0]).strip(), kind=None))
+    return gast.Tuple(elts=names, ctx=gast.Load())
 
 
 def _negative_literal(node):

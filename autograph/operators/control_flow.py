@@ -451,15 +451,17 @@ def _invariants(opts, init, carried, n_pre, n_flags):
             raise staging_error(
                 f"set_loop_options: shape_invariants is a list of (variable, shape) pairs, "
                 f"such as [(v, [None, 3])]; it holds {pair!r:.80}", skip=5)
-    for var, shape in pairs:
+    names = (opts or {}).get("shape_invariant_names") or ()
+    for k, (var, shape) in enumerate(pairs):
         for i, value in enumerate(init):
             if value is var:
                 given[i] = rt.TensorShape(shape)
                 break
         else:
-            raise staging_error(f"set_loop_options: a shape invariant names a value that is "
-                                f"not a variable this loop changes ({var!r:.80}); give "
-                                f"invariants only for the loop's variables", skip=5)
+            what = f"'{names[k]}' ({var!r:.80})" if k < len(names) else f"{var!r:.80}"
+            raise staging_error(f"set_loop_options: a shape invariant names {what}, which is "
+                                f"not a variable this loop changes; give invariants only "
+                                f"for the loop's variables", skip=5)
     out = [None] * n_pre
     for i in carried:
         value = init[i]

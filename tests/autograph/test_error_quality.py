@@ -984,9 +984,9 @@ def invariant_of_an_unchanged_value(n):
     return i
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/control_flow.py _invariants: 'a shape invariant names a value that "
-    "is not a variable changed by this loop' does not say which value ('v')"))
+# Fixed; was a strict xfail: "autograph/operators/control_flow.py _invariants: 'a shape
+# invariant names a value that is not a variable changed by this loop' does not say which
+# value ('v')"
 def test_a_shape_invariant_for_a_value_the_loop_does_not_change():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(invariant_of_an_unchanged_value)(scalar(3))
