@@ -182,9 +182,10 @@ class SymbolicTensor(Tensor):
             advice = ("Its value exists only when the graph runs: keep it a tensor (index a "
                       "tensor, e.g. rt.stack(a_list)[i] or rt.gather, instead of a Python "
                       "list or tuple; rt.cast instead of int() or float()).")
+        from .traceback_utils import at_user_line
         return TypeError(
             f"Cannot use the symbolic tensor {self.name}{where} as a Python {what} while "
-            f"tracing a graph. {advice}")
+            f"tracing a graph. {advice}{at_user_line(2)}")
 
     def __bool__(self):
         raise self._no_python_value("bool")

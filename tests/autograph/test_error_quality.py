@@ -318,10 +318,9 @@ def test_a_tensor_used_as_a_python_bool_in_unconverted_code_is_a_type_error():
     assert not isinstance(info.value, ag.StagingError)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/tensor.py SymbolicTensor._no_python_value: the message names the graph tensor "
-    "'greater:0' and where it was created (`ready = x > 0`), never the line that used it as "
-    "a bool (`if ready:` in the unconverted helper); the note lists only converted frames"))
+# Fixed; was a strict xfail: "runtime/tensor.py SymbolicTensor._no_python_value: the message
+# names the graph tensor 'greater:0' and where it was created (`ready = x > 0`), never the
+# line that used it as a bool (`if ready:` in the unconverted helper)"
 def test_a_tensor_used_as_a_python_bool_names_the_line_that_used_it():
     with pytest.raises(TypeError) as info:
         ag.convert(calls_unconverted_helper)(scalar(1.0))
