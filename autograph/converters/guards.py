@@ -95,7 +95,9 @@ class GuardingTransformer(transformer.Base):
         guard.body = []
         guard._ag_guard = True
         nodes = node if isinstance(node, list) else [node]
-        # The guard stands for the jump in the statement before it: its line, in errors.
+        # In errors, the guard has the line of the first statement it guards (a return
+        # value of another dtype after a loop: that `return`), or, for generated ones (the
+        # implicit `return None`), of the statement before it that may jump (_prune_guards).
         origin = next((anno.getanno(n, anno.Basic.ORIGIN) for n in reversed(nodes)
                        if anno.hasanno(n, anno.Basic.ORIGIN)), None)
         if origin is not None:
@@ -160,9 +162,14 @@ def drop_assignments(nodes, name):
 
 
 def _prune_guards(nodes):
-    """Removes guards that got no statements (the jump was the block's last statement)."""
+    """Removes guards that got no statements (the jump was the block's last statement);
+    gives the others the origin of the first statement they guard, if it has one."""
     if nodes and getattr(nodes[-1], "_ag_guard", False):
-        nodes[-1].body = _prune_guards(nodes[-1].body)
-        if not nodes[-1].body:
+        guard = nodes[-1]
+        guard.body = _prune_guards(guard.body)
+        if not guard.body:
             nodes.pop()
+        elif anno.hasanno(guard.body[0], anno.Basic.ORIGIN):
+            anno.setanno(guard, anno.Basic.ORIGIN,
+                         anno.getanno(guard.body[0], anno.Basic.ORIGIN))
     return nodes

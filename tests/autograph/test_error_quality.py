@@ -410,11 +410,10 @@ def first_positive_as_int(xs):
     return xs[0]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/converters/return_statements.py: a `return` inside a tensor loop whose dtype "
-    "differs from the final `return` is reported as 'tensor `if`: the return value has dtype "
-    "float32 in the true branch but int32 in the false branch' at the `def` line; neither "
-    "return statement (nor the loop) is named"))
+# Fixed; was a strict xfail: "autograph/converters/return_statements.py: a `return` inside a
+# tensor loop whose dtype differs from the final `return` is reported as 'tensor `if`: the
+# return value has dtype float32 in the true branch but int32 in the false branch' at the
+# `def` line; neither return statement (nor the loop) is named"
 def test_returns_of_different_dtypes_in_and_after_a_loop():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(first_positive_as_int)(rt.constant([1.0, -2.0]))
