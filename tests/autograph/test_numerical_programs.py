@@ -651,3 +651,335 @@ CALLEE_SIDE_EFFECTS = (
 ])
 def test_integrator_object_driven_by_a_while_loop(y0, dt, t_end):
     check(integrate_until, y0, dt, t_end)
+
+
+# -- dynamic programming ---------------------------------------------------------------------------
+
+def edit_distance(a, b, verbose):
+    """Levenshtein distance, one DP row at a time (rows grown as lists, then stacked)."""
+    n, m = len(a), len(b)
+    prev = rt.range(m + 1)
+    for i in range(1, n + 1):
+        row = [i]
+        left = i
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            left = min(prev[j] + 1, left + 1, prev[j - 1] + cost)
+            row.append(left)
+        prev = rt.stack(row)
+        if verbose:
+            print(f"row {i}: {prev}")
+    return prev[m]
+
+
+@pytest.mark.parametrize("a, b", [
+    (i32(1, 2, 3, 4, 5), i32(1, 3, 4, 6)),
+    (i32(7, 7, 7), i32(7, 7, 7)),
+    (i32(1, 2), i32(3, 4, 5, 6, 7)),
+    (i32(5), i32(6)),
+])
+def test_edit_distance(a, b):
+    check(edit_distance, a, b, py(True))
+
+
+def lcs_table(a, b):
+    """The full longest-common-subsequence table, built row by row."""
+    m = len(b)
+    prev = rt.zeros([m + 1], dtype=rt.int32)
+    table = [prev]
+    for x in a:
+        row = [0]
+        for j in range(1, m + 1):
+            if x == b[j - 1]:
+                row.append(prev[j - 1] + 1)
+            else:
+                row.append(max(prev[j], row[-1]))
+        prev = rt.stack(row)
+        table.append(prev)
+    return table[-1][m], rt.stack(table)
+
+
+@pytest.mark.parametrize("a, b", [
+    (i32(1, 3, 4, 1, 2, 1, 3), i32(3, 4, 1, 2, 1, 3)),
+    (i32(1, 2, 3), i32(4, 5)),
+    (i32(2), i32(2, 2, 2)),
+])
+def test_longest_common_subsequence_table(a, b):
+    check(lcs_table, a, b)
+
+
+def knapsack(weights, values, capacity):
+    """0/1 knapsack over capacities 0..capacity, one item at a time, vectorized over
+    capacities (dp[c] = max(dp[c], dp[c - w] + v) for c >= w)."""
+    caps = rt.range(capacity + 1)
+    dp = rt.zeros([capacity + 1], dtype=values.dtype)
+    for w, v in zip(weights, values):
+        if w > capacity:
+            print(f"item of weight {w} never fits")
+            continue
+        shifted = rt.gather(dp, rt.maximum(caps - w, 0))
+        dp = rt.where(caps >= w, rt.maximum(dp, shifted + v), dp)
+    return dp[capacity], dp
+
+
+@pytest.mark.parametrize("weights, values, capacity", [
+    (i32(1, 3, 4, 5), i32(1, 4, 5, 7), py(7)),
+    (i32(2, 20, 3), f32(3.5, 100.0, 1.25), py(5)),
+    (i32(9, 9), i64(5, 6), py(4)),                      # nothing fits
+])
+def test_knapsack(weights, values, capacity):
+    check(knapsack, weights, values, capacity)
+
+
+def longest_increasing_run_and_subsequence(xs):
+    """Two classics in one pass: the longest strictly increasing contiguous run, and the
+    longest increasing subsequence by the quadratic DP kept in a vector."""
+    n = xs.shape[0]
+    best = rt.zeros([n], dtype=rt.int32)
+    run, longest_run = 0, 0
+    for i in range(n):
+        if i > 0 and xs[i] > xs[i - 1]:
+            run += 1
+        else:
+            run = 1
+        longest_run = max(longest_run, run)
+        length = 1
+        for j in range(i):
+            if xs[j] < xs[i]:
+                length = max(length, best[j] + 1)
+        best = rt.where(rt.range(n) == i, length, best)
+    return longest_run, rt.reduce_max(best)
+
+
+@pytest.mark.parametrize("xs", [
+    f32(3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5), i32(1, 2, 3, 4), i32(4, 3, 2, 1), f64(-1.5),
+])
+def test_longest_increasing_run_and_subsequence(xs):
+    check(longest_increasing_run_and_subsequence, xs)
+
+
+def coin_change_ways(coins, amount):
+    """The number of ways to make each amount, with a Python list indexed by Python ints
+    and coins from a tensor."""
+    ways = [1] + [0] * amount
+    for coin in coins:
+        for a in range(1, amount + 1):
+            if a >= coin:
+                ways[a] = ways[a] + rt.gather(rt.stack(ways), rt.maximum(a - coin, 0))
+    return rt.stack(ways)
+
+
+def test_coin_change_ways():
+    check(coin_change_ways, i32(1, 2, 5), py(11))
+    check(coin_change_ways, i32(3), py(7))
+
+
+# -- scans -----------------------------------------------------------------------------------------
+
+def max_drawdown(prices):
+    """The largest fall from a running peak, and where it ended."""
+    peak = prices[0]
+    worst, worst_at = 0.0, 0
+    for t, p in enumerate(prices):
+        peak = max(peak, p)
+        drawdown = (peak - p) / peak
+        if drawdown > worst:
+            worst, worst_at = drawdown, t
+    return worst, worst_at
+
+
+@pytest.mark.parametrize("prices", [
+    f32(100, 110, 105, 120, 90, 95, 130, 80), f64(1, 2, 3, 4), f64(5, 4, 3, 2), f32(7),
+])
+def test_max_drawdown(prices):
+    check(max_drawdown, prices)
+
+
+def kadane(xs):
+    """Maximum subarray sum with its bounds."""
+    best = xs[0]
+    best_start, best_end = 0, 0
+    current, start = 0, 0
+    for i in range(len(xs)):
+        if current <= 0:
+            current, start = xs[i], i
+        else:
+            current += xs[i]
+        if current > best:
+            best, best_start, best_end = current, start, i
+    return {"sum": best, "start": best_start, "end": best_end}
+
+
+@pytest.mark.parametrize("xs", [
+    i32(-2, 1, -3, 4, -1, 2, 1, -5, 4), i32(-3, -1, -2), f64(2.5, -1.0, 2.5), i64(0),
+])
+def test_maximum_subarray(xs):
+    check(kadane, xs)
+
+
+# -- sorting ---------------------------------------------------------------------------------------
+
+def odd_even_transposition_sort(values, max_rounds):
+    """Sort a Python list of scalars in place with compare-and-swap rounds, stopping early
+    once a round swaps nothing; prints each round's swaps."""
+    a = [values[i] for i in range(values.shape[0])]
+    total_swaps = 0
+    for r in range(max_rounds):
+        swaps = 0
+        for i in range(len(a) - 1):
+            if i % 2 == r % 2 and a[i] > a[i + 1]:
+                a[i], a[i + 1] = a[i + 1], a[i]
+                swaps += 1
+        print(f"round {r}: {swaps} swaps")
+        total_swaps += swaps
+        if swaps == 0 and r > 0:
+            break
+    return rt.stack(a), total_swaps
+
+
+@pytest.mark.parametrize("values, max_rounds", [
+    (i32(5, 1, 4, 2, 8, 0), np.int32(10)),
+    (f32(0.5, -1.5, 3.25, 3.25, -7.0), np.int32(10)),
+    (i32(1, 2, 3), np.int32(10)),                     # sorted: stops after round 1
+    (f64(3, 2, 1), np.int32(1)),                      # not enough rounds
+    (i64(9, 8), np.int32(0)),
+])
+def test_odd_even_transposition_sort(values, max_rounds):
+    check(odd_even_transposition_sort, values, max_rounds)
+
+
+def selection_sort_by_permutation(v):
+    """Selection sort on a tensor: find the minimum of the unsorted tail with argmin, swap
+    it into place by gathering with a permutation; count the swaps actually done."""
+    n = v.shape[0]
+    idx = rt.range(n)
+    swaps = 0
+    big = rt.reduce_max(v) + 1
+    for i in range(n - 1):
+        j = rt.argmin(rt.where(idx >= i, v, big), output_type=rt.int32)
+        if j != i:
+            perm = rt.where(idx == i, j, rt.where(idx == j, i, idx))
+            v = rt.gather(v, perm)
+            swaps += 1
+    return v, swaps
+
+
+@pytest.mark.parametrize("v", [
+    i32(4, 2, 7, 1, 3), f64(1.0, 2.0, 3.0), f32(2.5, -1.0, 2.5, 0.0), i64(3),
+])
+def test_selection_sort_by_permutation(v):
+    check(selection_sort_by_permutation, v)
+
+
+# -- number theory ---------------------------------------------------------------------------------
+
+def sieve(n):
+    """Sieve of Eratosthenes on a boolean vector; returns the prime count and the mask."""
+    idx = rt.range(n)
+    is_prime = idx >= 2
+    p = 2
+    while p * p < n:
+        if is_prime[p]:
+            is_prime = is_prime & ~((idx % p == 0) & (idx > p))
+        p += 1
+    return rt.reduce_sum(rt.cast(is_prime, rt.int32)), is_prime
+
+
+@pytest.mark.parametrize("n", [np.int32(50), np.int32(2), np.int32(0), np.int64(101)])
+def test_sieve_of_eratosthenes(n):
+    check(sieve, n)
+
+
+def lcm_of(values):
+    """The least common multiple of a vector, by Euclid's algorithm for each gcd."""
+    result = values[0]
+    for v in values[1:]:
+        a, b = result, v
+        while b != 0:
+            a, b = b, a % b
+        result = result // a * v
+    return result
+
+
+@pytest.mark.parametrize("values", [
+    i32(4, 6, 10), i64(2, 3, 5, 7, 11, 13, 17, 19, 23), i32(12), i64(21, 6, 84, 9),
+])
+def test_lcm_of_a_vector(values):
+    check(lcm_of, values)
+
+
+def pisano_period(m):
+    """The period of the Fibonacci numbers modulo m: an early return from a tensor loop."""
+    a, b = 0, 1
+    for i in range(m * m):
+        a, b = b, (a + b) % m
+        if a == 0 and b == 1:
+            return i + 1
+    return -1
+
+
+WEAK_RETYPING_ONE_PASS = (
+    "runtime/control_flow.py while_loop_with_names: loop variables that start as Python "
+    "numbers are retyped from ONE trace of the body (_weak_retyping), then the body is "
+    "traced again and checked; a number that takes its dtype from another weak variable "
+    "(a, b = b, ...) needs a second pass. Reduced: `a, b = 0, 1; for _ in range(n): "
+    "a, b = b, b + step` with step int64 (or float64) raises StagingError \"'a' has dtype "
+    "int32 before the loop but int64 after an iteration\"; numpy gives int64 (5, 7). "
+    "Retyping until nothing changes would fix it")
+
+
+@pytest.mark.parametrize("m", [
+    np.int32(2), np.int32(3), np.int32(10), np.int32(1), np.int32(0),
+    pytest.param(np.int64(7), marks=pytest.mark.xfail(strict=True,
+                                                      reason=WEAK_RETYPING_ONE_PASS)),
+])
+def test_pisano_period(m):
+    check(pisano_period, m)
+
+
+def modpow(base, exp, mod):
+    result = 1
+    base = base % mod
+    while exp > 0:
+        if exp % 2 == 1:
+            result = result * base % mod
+        base = base * base % mod
+        exp //= 2
+    return result
+
+
+def is_probable_prime(n):
+    """Deterministic Miller-Rabin for n < 3.4e14: early returns from Python loops over
+    witnesses, around tensor loops with for/else."""
+    if n < 2:
+        return False
+    for p in (2, 3, 5, 7, 11, 13, 17):
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        s += 1
+    for a in (2, 3, 5, 7, 11, 13, 17):
+        x = modpow(a, d, n)
+        if x == 1 or x == n - 1:
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 97, 561, 7919, 1_000_003, 999_999_937,
+                               2_147_483_647, 3_215_031_751])
+def test_miller_rabin(n):
+    check(is_probable_prime, np.int64(n))
+
+
+def test_modpow_int32_and_int64():
+    check(modpow, np.int32(3), np.int32(200), np.int32(1000))
+    check(modpow, np.int64(123456789), np.int64(10**9), np.int64(998244353))
+    check(modpow, np.int64(5), np.int64(0), np.int64(7))
