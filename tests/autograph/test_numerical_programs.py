@@ -973,8 +973,8 @@ def is_probable_prime(n):
     return True
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 9, 97, 561, 7919, 1_000_003, 999_999_937,
-                               2_147_483_647, 3_215_031_751])
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 97, 561, 7919, 1_373_653, 25_326_001,
+                               1_000_003, 999_999_937, 2_147_483_647])
 def test_miller_rabin(n):
     check(is_probable_prime, np.int64(n))
 
@@ -983,3 +983,230 @@ def test_modpow_int32_and_int64():
     check(modpow, np.int32(3), np.int32(200), np.int32(1000))
     check(modpow, np.int64(123456789), np.int64(10**9), np.int64(998244353))
     check(modpow, np.int64(5), np.int64(0), np.int64(7))
+
+
+# -- Monte Carlo with seeded random ops ------------------------------------------------------------
+
+@pytest.fixture
+def keep_global_seed():
+    from runtime.ops.random_ops import get_global_seed
+    seed = get_global_seed()
+    yield
+    rt.random.set_seed(seed)
+
+
+def check_random(f, *args, seed):
+    """Random programs: the plain run and a fresh conversion, each after set_seed(seed),
+    draw the same numbers (each seeded op continues one sequence eagerly, and a graph op
+    owns its generator), so they must agree like the deterministic programs."""
+    rt.random.set_seed(seed)
+    expected, expected_text = _run(f, [_reference_args(a) for a in args])
+    rt.random.set_seed(seed)
+    actual, actual_text = _run(ag.convert(f), [_tensor_args(a) for a in args])
+    assert actual_text == expected_text, \
+        f"printed text differs:\n--- plain\n{expected_text}--- converted\n{actual_text}"
+    assert_same(expected, actual)
+    return expected
+
+
+def monte_carlo_pi(batch, max_batches, target_error, report_every):
+    """Estimate pi by batches of random points until the standard error is small."""
+    hits, total = 0, 0
+    estimate, stderr = 0.0, 1.0
+    for b in range(max_batches):
+        pts = rt.random.uniform([batch, 2], seed=11, dtype=rt.float64)
+        hits += rt.reduce_sum(rt.cast(rt.reduce_sum(pts * pts, axis=1) <= 1.0, rt.int32))
+        total += batch
+        p = hits / total
+        estimate = 4 * p
+        stderr = 4 * rt.sqrt(p * (1 - p) / total)
+        if (b + 1) % report_every == 0:
+            print(f"batch {b + 1}: pi ~ {estimate:.5f} +- {stderr:.5f}")
+        if stderr < target_error:
+            break
+    return estimate, stderr, total
+
+
+@pytest.mark.parametrize("max_batches, target_error", [
+    (np.int32(80), np.float64(0.03)), (np.int32(3), np.float64(1e-9)),
+    (np.int32(0), np.float64(0.1)),
+])
+def test_monte_carlo_pi_until_precise(max_batches, target_error, keep_global_seed):
+    check_random(monte_carlo_pi, np.int32(64), max_batches, target_error, np.int32(10), seed=5)
+
+
+def random_walk_to_barrier(barrier, max_steps, drift):
+    """A biased walk with unit steps until it leaves (-barrier, barrier)."""
+    position = 0
+    path = [position]
+    for step in range(max_steps):
+        u = rt.random.uniform([], seed=2)
+        position += 1 if u < 0.5 + drift else -1
+        path.append(position)
+        if abs(position) >= barrier:
+            side = 1 if position > 0 else -1
+            print(f"hit the {side:+d} barrier at step {step + 1}")
+            break
+    return position, rt.stack(path)
+
+
+@pytest.mark.parametrize("barrier, max_steps, drift", [
+    (np.int32(5), np.int32(200), np.float32(0.2)),
+    (np.int32(4), np.int32(200), np.float32(-0.3)),
+    (np.int32(50), np.int32(10), np.float32(0.0)),      # never reaches it
+    (np.int32(1), np.int32(10), np.float32(0.0)),       # breaks at the first step
+])
+def test_random_walk_to_a_barrier(barrier, max_steps, drift, keep_global_seed):
+    check_random(random_walk_to_barrier, barrier, max_steps, drift, seed=9)
+
+
+def simulated_annealing(x, temperature, cooling, n_steps):
+    """Minimize a bumpy 1-D function: accept a random move if it is better, or with the
+    Metropolis probability; keep the best point seen."""
+    def energy(v):
+        return v * v + 2 * rt.sin(5 * v)
+
+    e = energy(x)
+    best_x, best_e = x, e
+    accepted = 0
+    for step in range(n_steps):
+        candidate = x + rt.random.normal([], stddev=0.5, seed=4, dtype=x.dtype)
+        e_new = energy(candidate)
+        u = rt.random.uniform([], seed=8, dtype=x.dtype)
+        if e_new < e or u < rt.exp((e - e_new) / temperature):
+            x, e = candidate, e_new
+            accepted += 1
+            if e < best_e:
+                best_x, best_e = x, e
+        temperature *= cooling
+    return best_x, best_e, accepted
+
+
+@pytest.mark.parametrize("x, n_steps", [
+    (np.float64(2.0), np.int32(60)), (np.float32(-1.5), np.int32(30)),
+    (np.float64(0.5), np.int32(0)),
+])
+def test_simulated_annealing(x, n_steps, keep_global_seed):
+    t = x.dtype.type
+    check_random(simulated_annealing, x, t(1.0), t(0.95), n_steps, seed=21)
+
+
+# -- clustering, probabilities, piecewise functions ------------------------------------------------
+
+def kmeans(points, centers, max_steps, tol):
+    """Lloyd's algorithm; an empty cluster keeps its center."""
+    k = centers.shape[0]
+    labels = rt.zeros([points.shape[0]], dtype=rt.int32)
+    for step in range(max_steps):
+        d = rt.reduce_sum(rt.square(points[:, None, :] - centers[None, :, :]), axis=2)
+        labels = rt.argmin(d, axis=1, output_type=rt.int32)
+        new_centers = []
+        for c in range(k):
+            mask = rt.cast(labels == c, points.dtype)
+            count = rt.reduce_sum(mask)
+            if count > 0:
+                new_centers.append(rt.reduce_sum(points * mask[:, None], axis=0) / count)
+            else:
+                new_centers.append(centers[c])
+        new_centers = rt.stack(new_centers)
+        shift = rt.reduce_max(abs(new_centers - centers))
+        centers = new_centers
+        print(f"step {step}: shift {shift:.6f}")
+        if shift < tol:
+            break
+    inertia = rt.reduce_sum(rt.reduce_min(
+        rt.reduce_sum(rt.square(points[:, None, :] - centers[None, :, :]), axis=2), axis=1))
+    return centers, labels, inertia
+
+
+BLOBS = f64([0.0, 0.1], [0.2, -0.1], [-0.1, 0.0], [5.0, 5.1], [5.2, 4.9], [4.8, 5.0],
+            [0.1, 5.0], [-0.2, 5.2])
+
+
+@pytest.mark.parametrize("centers, max_steps", [
+    (f64([0, 0], [5, 5], [0, 5]), np.int32(10)),
+    (f64([1, 1], [2, 2], [100, 100]), np.int32(10)),     # one cluster stays empty
+    (f64([0, 0], [5, 5]), np.int32(1)),
+    (f64([0, 0], [5, 5]), np.int32(0)),
+])
+def test_kmeans(centers, max_steps):
+    check(kmeans, BLOBS, centers, max_steps, np.float64(1e-9))
+    check(kmeans, BLOBS.astype(np.float32), centers.astype(np.float32), max_steps,
+          np.float32(1e-6))
+
+
+def logsumexp(x):
+    m = rt.reduce_max(x)
+    if m == -math.inf:
+        return m                    # every entry is -inf: avoid inf - inf
+    return m + rt.log(rt.reduce_sum(rt.exp(x - m)))
+
+
+def sample_probabilities(logits, temperature):
+    """Softmax with a temperature; temperature 0 is greedy (one-hot of the argmax)."""
+    assert temperature >= 0, "temperature must be non-negative"
+    if temperature == 0:
+        return rt.one_hot(rt.argmax(logits), logits.shape[0], dtype=logits.dtype)
+    z = logits / temperature
+    return rt.exp(z - logsumexp(z))
+
+
+@pytest.mark.parametrize("logits", [
+    f32(1.0, 2.0, 3.0), f64(1000.0, 1001.0, 999.0), f64(-1000.0, -1000.5, -2000.0),
+    f32(-np.inf, 0.0, -np.inf), f64(-np.inf, -np.inf),
+])
+@pytest.mark.parametrize("temperature", [1.0, 0.5, 0.0])
+def test_softmax_with_temperature(logits, temperature):
+    check(logsumexp, logits)
+    with np.errstate(invalid="ignore"):
+        check(sample_probabilities, logits, logits.dtype.type(temperature))
+
+
+def test_negative_temperature_is_rejected():
+    check(sample_probabilities, f32(1, 2), np.float32(-1.0), raises=AssertionError)
+
+
+def softplus_stable(x):
+    """log(1 + e^x) without overflow: the branches a careful user writes."""
+    if x > 30:
+        return x
+    elif x < -30:
+        return rt.exp(x)
+    else:
+        return rt.log(1 + rt.exp(x))
+
+
+@pytest.mark.parametrize("x", [np.float32(50.0), np.float64(-40.0), np.float64(0.3),
+                               np.float32(-30.0), np.float64(30.0)])
+def test_softplus_with_stability_branches(x):
+    check(softplus_stable, x)
+
+
+BRACKETS = ((10_000.0, 0.0), (40_000.0, 0.1), (100_000.0, 0.2), (None, 0.35))
+
+
+def income_tax(income):
+    """Progressive tax over a Python table of brackets: a tensor `break` out of a Python
+    loop, `None` for the open bracket."""
+    assert income >= 0, "income must be non-negative"
+    tax = 0.0
+    lower = 0.0
+    for upper, rate in BRACKETS:
+        if upper is None or income <= upper:
+            tax += (income - lower) * rate
+            break
+        tax += (upper - lower) * rate
+        lower = upper
+    marginal = rate
+    return tax, marginal
+
+
+@pytest.mark.parametrize("income", [np.float64(0.0), np.float64(9_999.0),
+                                    np.float64(40_000.0), np.float32(75_500.0),
+                                    np.float64(1e6)])
+def test_income_tax_brackets(income):
+    check(income_tax, income)
+
+
+def test_income_tax_rejects_negative_income():
+    check(income_tax, np.float64(-1.0), raises=AssertionError)
