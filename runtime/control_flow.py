@@ -61,6 +61,7 @@ def _trace_subgraph(fn, name, inputs_specs=(), input_names=None, weak_kinds=None
             op = graph.create_op(registry.get("placeholder"), [], attrs,
                                  [(shape, dtype)],
                                  name=input_names[i] if input_names else f"arg{i}")
+            op.outputs[0].weak = attrs.get("weak_kind")
             phs.append(op.outputs[0])
         graph.inputs = phs
         result = fn(*phs)
@@ -174,8 +175,9 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
             f"{nest.structure_str(then_result)} and {nest.structure_str(else_result)}"
             + _names_note(names))
     then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
-    outputs_then, outputs_else, template = [], [], []
+    outputs_then, outputs_else, template, weak = [], [], [], []
     for i, (a, b) in enumerate(zip(then_flat, else_flat)):
+        kinds = (_weak_kind(a), _weak_kind(b))
         a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
         if a is None and b is None:
             template.append(None)
@@ -186,12 +188,15 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
         template.append(nest.Slot(len(outputs_then)))
         outputs_then.append(a)
         outputs_else.append(b)
+        weak.append(None if None in kinds else max(kinds, key=dtypes.KIND_ORDER.index))
     _finish_subgraph(then_graph, outputs_then)
     _finish_subgraph(else_graph, outputs_else)
     captures, (then_map, else_map) = _capture_inputs([then_graph, else_graph])
     outs = apply(_COND, [pred] + captures,
                  {"then_graph": then_graph, "else_graph": else_graph,
                   "then_map": then_map, "else_map": else_map}, name)
+    for out, kind in zip(outs, weak):       # a Python number from both branches still is
+        out.weak = kind
     flat = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf for leaf in template]
     return nest.pack_sequence_as(then_result, flat)
 
@@ -416,8 +421,7 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
                  for i, v in enumerate(flat_values)]
     invariants = _invariants(shape_invariants, structure, flat_init, single, names)
     specs = [(shape, t.dtype) for shape, t in zip(invariants, flat_init)]
-    weak = [None if isinstance(v, (Tensor, Variable, np.generic, np.ndarray)) else
-            dtypes.weak_kind(v) for v in flat_values] if adapt_numbers else None
+    weak = [_weak_kind(v) for v in flat_values] if adapt_numbers else None
     traced = _trace_loop(cond, body, structure, single, specs, names, weak)
     retyped = _weak_retyping(traced, flat_values, specs) if adapt_numbers else None
     if retyped:
@@ -443,6 +447,11 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
             attrs["maximum_iterations"] = "input"
             inputs.append(convert_to_tensor(maximum_iterations))
     outs = apply(_WHILE, inputs, attrs, name)
+    if weak:
+        # A variable that stands for a Python number through every iteration still does.
+        for i, (kind, t) in enumerate(zip(weak, outputs)):
+            if kind is not None and getattr(t, "weak", None) is not None:
+                outs[i].weak = max(kind, t.weak, key=dtypes.KIND_ORDER.index)
     result = nest.pack_sequence_as(structure, outs)
     return result[0] if single else (tuple(result) if isinstance(loop_vars, tuple) else result)
 
@@ -484,6 +493,14 @@ def _placeholder_names(names, n):
         name = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_")
         out.append(name or f"arg{i}")
     return out
+
+
+def _weak_kind(value):
+    """The weak kind of a loop variable's initial value: a Python number's, or a tensor
+    standing for one (SymbolicTensor.weak); None for other tensors and arrays."""
+    if isinstance(value, (Tensor, Variable, np.generic, np.ndarray)):
+        return getattr(value, "weak", None)
+    return dtypes.weak_kind(value)
 
 
 def _weak_retyping(traced, flat_values, specs):

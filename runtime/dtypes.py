@@ -166,7 +166,7 @@ def python_scalar_dtype(value):
     raise TypeError(f"Not a Python scalar: {value!r}")
 
 
-_KIND_ORDER = "biufc"
+KIND_ORDER = _KIND_ORDER = "biufc"
 
 
 def weak_kind(value):

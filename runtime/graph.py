@@ -244,6 +244,7 @@ class Graph:
             op = self.create_op(registry.get("capture"), [], {}, [(tensor.shape, tensor.dtype)],
                                 name=tensor.op.name, origin=tensor.op.origin)
             inner = op.outputs[0]
+            inner.weak = tensor.weak
             self.captures.append((tensor, inner))
             self._capture_map[id(tensor)] = inner
             return inner

@@ -140,13 +140,17 @@ class NoValueError(AttributeError, ValueError):
 class SymbolicTensor(Tensor):
     """An output of an operation in a graph; has a static shape and dtype, no value."""
 
-    __slots__ = ("op", "index", "_shape", "_dtype")
+    # weak: None, or the kind ('b', 'i', 'f', 'c') of the Python number this tensor stands
+    # for (a loop counter, a loop variable started from 0, `i * 2` of those): it adapts to
+    # the dtype of the tensors it meets and prints as that number, as it would eagerly.
+    __slots__ = ("op", "index", "_shape", "_dtype", "weak")
 
     def __init__(self, op, index, shape, dtype):
         self.op = op
         self.index = index
         self._shape = shape
         self._dtype = dtype
+        self.weak = None
 
     @property
     def dtype(self):

@@ -74,7 +74,8 @@ def _split_tensors(values):
 
     def slot(leaf):
         tensors.append(convert_to_tensor(leaf))
-        return TemplateSlot(len(tensors) - 1, leaf if isinstance(leaf, Variable) else None)
+        return TemplateSlot(len(tensors) - 1, leaf if isinstance(leaf, Variable) else None,
+                            getattr(leaf, "weak", None))
 
     def formatted(string):          # its tensors (in values and specs) made slots
         return FormattedTemplate(tuple(
@@ -107,13 +108,15 @@ class FormattedTemplate:
 
 class TemplateSlot:
     """Where the i-th tensor of a print/assert goes in its values (and the variable it
-    reads, so the value prints as Python prints a variable)."""
+    reads, so the value prints as Python prints a variable; or the kind of Python number
+    the tensor stands for, SymbolicTensor.weak, so it prints as that number)."""
 
-    __slots__ = ("index", "variable")
+    __slots__ = ("index", "variable", "weak")
 
-    def __init__(self, index, variable=None):
+    def __init__(self, index, variable=None, weak=None):
         self.index = index
         self.variable = variable
+        self.weak = weak
 
     def __repr__(self):
         return f"${self.index}"
@@ -137,8 +140,11 @@ class _VariableValue(EagerTensor):
 def _fill(template, arrays):
     def value(slot):
         array = arrays[slot.index]
-        return (EagerTensor(array) if slot.variable is None
-                else _VariableValue(slot.variable, array))
+        if slot.variable is not None:
+            return _VariableValue(slot.variable, array)
+        if slot.weak is not None and np.ndim(array) == 0:
+            return python_number(array)
+        return EagerTensor(array)
 
     def text(formatted):
         return format_parts([
@@ -155,6 +161,15 @@ def _fill(template, arrays):
             leaf = text(leaf)
         leaves.append(leaf)
     return nest.pack_sequence_as(template, leaves)
+
+
+def python_number(array):
+    """The Python number a 0-d array holds; a float as its dtype's shortest text reads
+    (float32 0.1 is 0.1, as Python would print the number it stands for)."""
+    value = np.asarray(array)
+    if value.dtype.kind == "f":
+        return float(str(value))
+    return value.item()
 
 
 def _print_kernel(*arrays, template, sep, end, file):

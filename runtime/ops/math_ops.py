@@ -11,7 +11,7 @@ import numpy as np
 from .. import context
 from .. import dtypes
 from ..shapes import TensorShape, broadcast
-from ..tensor import Tensor
+from ..tensor import SymbolicTensor, Tensor
 from . import registry
 from .registry import apply, convert_to_tensor
 
@@ -71,18 +71,10 @@ def convert_pair(x, y):
 
 
 def weak_placeholder_kind(t):
-    """The weak kind of a loop placeholder standing for a Python number (see
-    control_flow._trace_subgraph), through captures into inner graphs; else None."""
-    for _ in range(32):
-        op = getattr(t, "op", None)
-        if op is None:
-            return None
-        if op.type == "placeholder":
-            return op.attrs.get("weak_kind")
-        if op.type != "capture":
-            return None
-        t = next((outer for outer, inner in op.graph.captures if inner is t), None)
-    return None
+    """The weak kind of a tensor standing for a Python number (SymbolicTensor.weak: a loop
+    variable started from one, a loop counter, arithmetic of those with Python numbers);
+    else None."""
+    return getattr(t, "weak", None)
 
 
 def checked(opdef, build, *args):
@@ -111,7 +103,10 @@ def convert_all(values):
     out = []
     for v in values:
         if _is_weak(v):
-            out.append(registry.constant(v, base, _copy=False))
+            t = registry.constant(v, base, _copy=False)
+            if isinstance(t, SymbolicTensor):
+                t.weak = dtypes.weak_kind(v)        # the Python number it comes from
+            out.append(t)
         else:
             t = convert_to_tensor(v)
             out.append(t if t.dtype == base else cast(t, base))

@@ -101,7 +101,29 @@ def apply(opdef, inputs, attrs, name=None):
         raise _build_error(opdef, e) from None
     op = graph.create_op(opdef, inputs, attrs, specs, name=name,
                          origin=traceback_utils.user_frame(2))
+    rule = _WEAK_RESULTS.get(opdef.name)
+    if rule is not None and inputs and op.outputs:
+        kinds = [t.weak for t in inputs]
+        if None not in kinds:
+            op.outputs[0].weak = rule(max(kinds, key=dtypes.KIND_ORDER.index))
     return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
+
+
+# Ops whose result stands for a Python number when all their inputs do (`i * 2 + 1` of a
+# loop counter, `i < n_python`): {op: the result's weak kind from the inputs' widest}.
+def _arithmetic(kind):
+    return "i" if kind == "b" else kind      # True + True is 2
+
+
+_WEAK_RESULTS = {
+    **dict.fromkeys(("add", "subtract", "multiply", "floordiv", "mod", "negative", "abs",
+                     "pow", "square", "maximum", "minimum"), _arithmetic),
+    "identity": lambda kind: kind,
+    "divide": lambda kind: "c" if kind == "c" else "f",
+    **dict.fromkeys(("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+                     "logical_and", "logical_or", "logical_not", "logical_xor"),
+                    lambda kind: "b"),
+}
 
 
 def _apply_eager(opdef, inputs, attrs):

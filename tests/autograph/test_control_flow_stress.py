@@ -73,10 +73,11 @@ PRINT_TENSOR_LIST = (
     "operators/py_builtins.py print_ / rt.print: a list grown in a tensor loop (a TensorList) "
     "prints as `TensorList(<rt.Tensor 'while:1' shape=(None,) ...>)`, its trace-time text, "
     "instead of the element values eager code prints")
-PRINT_PROMOTED_NUMBERS = (
-    "rt.print of containers: a loop counter or Python-number loop variable is a Python int "
-    "eagerly but a tensor in the graph, so inside a list/tuple/dict it prints as "
-    "`<rt.Tensor: shape=(), dtype=int32, numpy=1>` where eager code prints `1`")
+# Fixed (weak tensors: SymbolicTensor.weak prints as the Python number it stands for):
+# PRINT_PROMOTED_NUMBERS = (
+#     "rt.print of containers: a loop counter or Python-number loop variable is a Python int "
+#     "eagerly but a tensor in the graph, so inside a list/tuple/dict it prints as "
+#     "`<rt.Tensor: shape=(), dtype=int32, numpy=1>` where eager code prints `1`")
 PRINTS_LOST_ON_TRACE_FAILURE = (
     "operators/py_builtins.py print_: every print is staged while tracing; when the trace then "
     "fails (an assert on Python values raising at trace time) the graph never runs, so the "
@@ -1105,7 +1106,7 @@ def assert_fails_deep_in_loop(n):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(print_lists_of_tensors_in_nested_loops, PRINT_PROMOTED_NUMBERS, tensors=True),
+    print_lists_of_tensors_in_nested_loops,     # Fixed; was a known bug (PRINT_PROMOTED_NUMBERS)
     print_in_helper_called_in_loop, assert_invariant_in_nested_loops))
 @pytest.mark.parametrize("n", [0, 1, 4])
 def test_print_and_assert_in_nested_loops(f, n, tensors):
@@ -2066,7 +2067,7 @@ def print_then_python_assert_fails(n):
     list_returned_from_loop,
     known_bug(returned_shape_depends_on_iteration, RETURN_VALUE_SHAPE, tensors=True),
     known_bug(print_list_grown_in_loop, PRINT_TENSOR_LIST, tensors=True),
-    known_bug(print_loop_counter_in_list, PRINT_PROMOTED_NUMBERS, tensors=True)))
+    print_loop_counter_in_list))    # Fixed; was a known bug (PRINT_PROMOTED_NUMBERS)
 def test_found_bugs(f, tensors):
     # -1 and 4: the untaken and the taken side of the bugs' conditions (4 only where -1
     # would leave a variable unassigned)
