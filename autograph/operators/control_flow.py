@@ -21,6 +21,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import control_flow as rt_cf
+from runtime import dtypes
 from runtime import nest
 from runtime import traceback_utils
 from runtime.errors import loop_limit_exceeded
@@ -137,7 +138,7 @@ def _to_graph_value(value):
 def _from_graph_value(value, like):
     """Undo `_to_graph_value` given the value the symbol had before the statement."""
     if isinstance(like, TensorList) and isinstance(value, Tensor):
-        return TensorList(value, like.name)
+        return TensorList(value, like.name, like.weak)
     if nest.is_nested(like) and nest.is_nested(value) and nest.same_structure(like, value):
         return nest.map_structure(_from_graph_value, value, like)
     return value
@@ -372,9 +373,10 @@ def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()
     body returns the next prefix values.
     """
     names = list(symbol_names)
-    # (the probe's prefix values are tensors, as in the loop: never Python values)
+    # (the probe's prefix values are tensors, as in the loop: never Python values; weak
+    # where the loop's are, standing for the Python number they start from)
     init = _initial_state(list(get_state()), names,
-                          lambda: body(*[rt.convert_to_tensor(p) for p in prefix]),
+                          lambda: body(*[_probe_tensor(p) for p in prefix]),
                           get_state, set_state)
     carried = [i for i, v in enumerate(init) if _carried(v)]
     flagged = [i for i in carried
@@ -482,6 +484,13 @@ def _default_invariant(value):
     if isinstance(value, (Tensor, rt.Variable)):
         return value.shape
     return rt.TensorShape([])
+
+
+def _probe_tensor(value):
+    t = rt.convert_to_tensor(value)
+    if isinstance(t, SymbolicTensor) and not isinstance(value, (Tensor, rt.Variable)):
+        t.weak = dtypes.weak_kind(value)
+    return t
 
 
 def _initial_state(init, names, probe_body, get_state, set_state):

@@ -16,20 +16,42 @@ from runtime.tensor import Tensor
 from ..errors import staging_error
 
 
+def _weak_of(value):
+    """The kind of Python number `value` is or stands for (SymbolicTensor.weak), or None."""
+    if isinstance(value, TensorList):
+        return value.weak
+    if isinstance(value, Tensor):
+        return getattr(value, "weak", None)
+    return dtypes.weak_kind(value) if not isinstance(value, (list, tuple)) else None
+
+
+def _weak_of_all(values):
+    """The widest kind if every value is or stands for a Python number, else None."""
+    return _widest([_weak_of(v) for v in values])
+
+
+def _widest(kinds):
+    if not kinds or None in kinds:
+        return None
+    return max(kinds, key=dtypes.KIND_ORDER.index)
+
+
 class TensorList:
     """A list of same-shaped tensors, stored stacked: `tensor[i]` is element i."""
 
-    __slots__ = ("tensor", "name")
+    __slots__ = ("tensor", "name", "weak")
 
-    def __init__(self, tensor, name="list"):
+    def __init__(self, tensor, name="list", weak=None):
         self.tensor = tensor
         self.name = name            # the user's name for it, for errors
+        self.weak = weak            # the kind of Python number every element stands for
+                                    # (see SymbolicTensor.weak), for printing; or None
 
     @classmethod
     def from_list(cls, items, name="list"):
         try:
             return cls(rt.stack([registry.convert_to_tensor(x) if not isinstance(x, Tensor)
-                                 else x for x in items]), name)
+                                 else x for x in items]), name, _weak_of_all(items))
         except (TypeError, ValueError) as e:
             raise staging_error(
                 f"the list '{name}' is changed inside a tensor loop, so it becomes a tensor "
@@ -42,7 +64,7 @@ class TensorList:
         t = element if isinstance(element, Tensor) else registry.convert_to_tensor(element)
         dims = [0] + [0 if d is None else d for d in (t.shape.dims or ())]
         with rt.init_scope():
-            return cls(rt.constant(np.zeros(dims, t.dtype.np)), name)
+            return cls(rt.constant(np.zeros(dims, t.dtype.np)), name, _weak_of(element))
 
     def growing_shape(self):
         """The shape invariant of the stacked tensor: any number of elements."""
@@ -60,6 +82,7 @@ class TensorList:
     # -- list operations ----------------------------------------------------------------
     def append(self, x):
         check_list_element(x, self.name)
+        element_weak = _weak_of(x)
         dtype = self.tensor.dtype
         kind = dtypes.weak_kind(x) if not isinstance(x, Tensor) else None
         fits = dtypes.weak_result(kind, dtype) == dtype if kind is not None else True
@@ -74,7 +97,8 @@ class TensorList:
                 f"dtype: start the list with elements of the dtype you append, or cast "
                 f"(rt.cast).", skip=3)
         self._check_rows(x.shape, x.dtype)
-        return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0), self.name)
+        return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0), self.name,
+                          _widest([self.weak, element_weak]))
 
     # Other ways of growing a list, in place as on a Python list (`l.extend(xs)`,
     # `l += xs`, `l.insert(i, x)`) or into a new one (`l + xs`).
@@ -83,11 +107,12 @@ class TensorList:
             rows = items.tensor if isinstance(items, TensorList) else items
             self._check_rows(rows.shape[1:], rows.dtype)
             self.tensor = rt.concat([self.tensor, rows], 0)     # (`l += l` too)
+            self.weak = _weak_of_all([self, items])
             return
         grown = self
         for item in items:
             grown = grown.append(item)
-        self.tensor = grown.tensor
+        self.tensor, self.weak = grown.tensor, grown.weak
 
     def _check_rows(self, shape, dtype):
         """A StagingError naming the list for elements of another shape or dtype."""
@@ -108,20 +133,21 @@ class TensorList:
         return self
 
     def __add__(self, items):
-        grown = TensorList(self.tensor, self.name)
+        grown = TensorList(self.tensor, self.name, self.weak)
         grown.extend(items)
         return grown
 
     def insert(self, i, x):
         t = self.tensor
-        one = TensorList(t[:0], self.name).append(x).tensor
-        self.tensor = rt.concat([t[:i], one, t[i:]], 0)
+        one = TensorList(t[:0], self.name, self.weak).append(x)
+        self.tensor = rt.concat([t[:i], one.tensor, t[i:]], 0)
+        self.weak = one.weak
 
     def pop(self, i=None):
         t = self.tensor
         if i is None or (isinstance(i, int) and i == -1):
-            return TensorList(t[:-1], self.name), t[-1]
-        return TensorList(rt.concat([t[:i], t[i + 1:]], 0), self.name), t[i]
+            return TensorList(t[:-1], self.name, self.weak), t[-1]
+        return TensorList(rt.concat([t[:i], t[i + 1:]], 0), self.name, self.weak), t[i]
 
     def stack(self):
         return self.tensor
@@ -182,7 +208,7 @@ def list_extend(target, items):
 def list_insert(target, i, element):
     """`target.insert(i, element)`, returning the (possibly new) list."""
     if isinstance(target, TensorList):
-        grown = TensorList(target.tensor, target.name)
+        grown = TensorList(target.tensor, target.name, target.weak)
         grown.insert(i, element)
         return grown
     target.insert(i, element)

@@ -12,6 +12,7 @@ import re
 import string
 
 import runtime as rt
+from runtime import nest
 from runtime.ops import logging_ops
 from runtime.tensor import SymbolicTensor, Tensor
 
@@ -29,7 +30,15 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
     if rt.executing_eagerly():
         builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         return None
+    values = nest.map_structure(_printed_as_list, list(values))
     return rt.print(*values, sep=sep, end=end, file=file)
+
+
+def _printed_as_list(value):
+    """A tensor list prints as the Python list it is eagerly."""
+    if isinstance(value, TensorList):
+        return logging_ops.Rows(value.stack(), value.weak)
+    return value
 
 
 _CONVERSIONS = {-1: None, 115: "s", 114: "r", 97: "a"}

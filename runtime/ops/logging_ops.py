@@ -85,7 +85,10 @@ def _split_tensors(values):
             for part in string.parts))
 
     for leaf in leaves:
-        if isinstance(leaf, (Tensor, Variable)):
+        if isinstance(leaf, Rows):
+            template_leaves.append(slot(leaf.tensor))
+            template_leaves[-1].weak, template_leaves[-1].rows = leaf.weak, True
+        elif isinstance(leaf, (Tensor, Variable)):
             template_leaves.append(slot(leaf))
         elif isinstance(leaf, FormattedString):
             template_leaves.append(formatted(leaf))
@@ -111,15 +114,28 @@ class TemplateSlot:
     reads, so the value prints as Python prints a variable; or the kind of Python number
     the tensor stands for, SymbolicTensor.weak, so it prints as that number)."""
 
-    __slots__ = ("index", "variable", "weak")
+    __slots__ = ("index", "variable", "weak", "rows")
 
     def __init__(self, index, variable=None, weak=None):
         self.index = index
         self.variable = variable
         self.weak = weak
+        self.rows = False           # printed as the list of its rows (see Rows)
 
     def __repr__(self):
         return f"${self.index}"
+
+
+class Rows:
+    """A tensor that prints as the Python list of its rows: what a list grown in a graph
+    loop (stored stacked) is eagerly. `weak`: the kind of Python number every row stands
+    for (SymbolicTensor.weak), or None (rows print as tensors)."""
+
+    __slots__ = ("tensor", "weak")
+
+    def __init__(self, tensor, weak=None):
+        self.tensor = tensor
+        self.weak = weak
 
 
 class _VariableValue(EagerTensor):
@@ -140,6 +156,9 @@ class _VariableValue(EagerTensor):
 def _fill(template, arrays):
     def value(slot):
         array = arrays[slot.index]
+        if slot.rows:
+            return [python_number(row) if slot.weak is not None and np.ndim(row) == 0
+                    else EagerTensor(np.asarray(row)) for row in array]
         if slot.variable is not None:
             return _VariableValue(slot.variable, array)
         if slot.weak is not None and np.ndim(array) == 0:

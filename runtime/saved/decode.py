@@ -444,10 +444,17 @@ def _dec_rng(r, v, dec, where):
 
 def _dec_slot(r, v, dec, where):
     var = v["variable"]
-    return TemplateSlot(
+    slot = TemplateSlot(
         _index(r, v["slot"], 2**31, "template slot", where),
         None if var is None else r.variables[_index(r, var, len(r.variables), "variable",
                                                     where)])
+    weak, rows = v.get("weak"), v.get("rows", False)
+    if weak is not None and weak not in ("b", "i", "f", "c"):
+        r.fail(where, f"a template slot's 'weak' is one of b, i, f, c, got {weak!r}")
+    if not isinstance(rows, bool):
+        r.fail(where, f"a template slot's 'rows' is true or false, got {rows!r}")
+    slot.weak, slot.rows = weak, rows
+    return slot
 
 
 def _dec_fstring(r, v, dec, where):
@@ -520,6 +527,10 @@ _CONTEXT_TAGS = {frozenset({"spec"}): "signature", frozenset({"opaque"}): "signa
                  frozenset({"output"}): "outputs", frozenset({"array"}): "attr",
                  frozenset({"rng"}): "attr", frozenset({"slot", "variable"}): "attr",
                  frozenset({"fstring"}): "attr"}
+# A print's template slot may also say how its value prints ("weak", "rows").
+for _extra in ({"weak"}, {"rows"}, {"weak", "rows"}):
+    _TAGS[frozenset({"slot", "variable"} | _extra)] = _dec_slot
+    _CONTEXT_TAGS[frozenset({"slot", "variable"} | _extra)] = "attr"
 
 
 # -- sub-graphs fit the operation that owns them ---------------------------------------------

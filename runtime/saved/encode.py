@@ -156,8 +156,13 @@ class Writer:
             if isinstance(v, RngState):
                 return {"rng": None if v.seeds is None else [int(s) for s in v.seeds]}
             if isinstance(v, TemplateSlot):
-                return {"slot": v.index, "variable": None if v.variable is None
+                slot = {"slot": v.index, "variable": None if v.variable is None
                         else self._variable(v.variable, where)}
+                if v.weak is not None:
+                    slot["weak"] = v.weak           # prints as a Python number
+                if v.rows:
+                    slot["rows"] = True             # prints as a list of its rows
+                return slot
             if isinstance(v, FormattedTemplate):
                 return {"fstring": [p if isinstance(p, str) else [enc(p[0]), p[1], enc(p[2])]
                                     for p in v.parts]}

@@ -69,10 +69,11 @@ RETURN_VALUE_SHAPE = (
     "a tensor loop keeps the shape of the probe's value, so a return value whose shape "
     "depends on the iteration is a StagingError asking for a shape invariant for 'the return "
     "value', which has no name to give one to")
-PRINT_TENSOR_LIST = (
-    "operators/py_builtins.py print_ / rt.print: a list grown in a tensor loop (a TensorList) "
-    "prints as `TensorList(<rt.Tensor 'while:1' shape=(None,) ...>)`, its trace-time text, "
-    "instead of the element values eager code prints")
+# Fixed (operators.print_ prints a tensor list as the list of its rows):
+# PRINT_TENSOR_LIST = (
+#     "operators/py_builtins.py print_ / rt.print: a list grown in a tensor loop (a TensorList) "
+#     "prints as `TensorList(<rt.Tensor 'while:1' shape=(None,) ...>)`, its trace-time text, "
+#     "instead of the element values eager code prints")
 # Fixed (weak tensors: SymbolicTensor.weak prints as the Python number it stands for):
 # PRINT_PROMOTED_NUMBERS = (
 #     "rt.print of containers: a loop counter or Python-number loop variable is a Python int "
@@ -2066,7 +2067,7 @@ def print_then_python_assert_fails(n):
     list_first_assigned_in_loop,
     list_returned_from_loop,
     known_bug(returned_shape_depends_on_iteration, RETURN_VALUE_SHAPE, tensors=True),
-    known_bug(print_list_grown_in_loop, PRINT_TENSOR_LIST, tensors=True),
+    print_list_grown_in_loop,               # Fixed; was a known bug (PRINT_TENSOR_LIST)
     print_loop_counter_in_list))    # Fixed; was a known bug (PRINT_PROMOTED_NUMBERS)
 def test_found_bugs(f, tensors):
     # -1 and 4: the untaken and the taken side of the bugs' conditions (4 only where -1

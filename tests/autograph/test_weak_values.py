@@ -85,3 +85,19 @@ def printed(fn, *args):
 @pytest.mark.parametrize("n", [0, 3])
 def test_numbers_in_printed_containers_print_as_python_does(n):
     assert printed(ag.convert(printing), rt.constant(n)) == printed(printing, n)
+
+
+def lists_grown_in_loop(n, x):
+    xs = []
+    ys = []
+    for i in range(n):
+        xs.append(i * 2)
+        ys.append(x * i)        # a float32 tensor eagerly too (x * a Python int)
+    print("xs", xs, "ys", ys)
+    return n
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_list_grown_in_a_tensor_loop_prints_as_the_python_list(n):
+    expected = printed(lists_grown_in_loop, n, rt.constant(1.5))
+    assert printed(ag.convert(lists_grown_in_loop), rt.constant(n), rt.constant(1.5)) == expected
