@@ -1545,3 +1545,302 @@ PROBE_LOSES_WEAK_NUMBERS = (
 def test_leaky_integrate_and_fire(currents, refractory):
     t = currents.dtype.type
     check(leaky_integrate_and_fire, currents, t(0.5), t(5.0), t(1.0), refractory)
+
+
+# -- series, integer algorithms, matrix powers ------------------------------------------------------
+
+def exp_by_series(x, tol):
+    """exp(x) by scaling and squaring around a Taylor series summed to a tolerance."""
+    negative = x < 0
+    x = abs(x)
+    halvings = 0
+    while x > 0.5:
+        x = x / 2
+        halvings += 1
+    term, total, n = 1.0, 1.0, 0
+    while abs(term) > tol * abs(total):
+        n += 1
+        term = term * x / n
+        total += term
+    for _ in range(halvings):
+        total = total * total
+    return (1 / total if negative else total), n, halvings
+
+
+@pytest.mark.parametrize("x", [np.float64(1.0), np.float64(-3.5), np.float64(0.0),
+                               np.float32(10.0), np.float32(-0.25), np.float64(0.5)])
+def test_exp_by_series(x):
+    tol = x.dtype.type(1e-16 if x.dtype == np.float64 else 1e-8)
+    result = check(exp_by_series, x, tol)
+    np.testing.assert_allclose(result[0], np.exp(x), rtol=1e-5)
+
+
+def integer_sqrt(n):
+    """floor(sqrt(n)) by Newton's method on integers."""
+    assert n >= 0, "square root of a negative number"
+    if n < 2:
+        return n
+    x = n
+    y = (x + 1) // 2
+    while y < x:
+        x = y
+        y = (x + n // x) // 2
+    return x
+
+
+@pytest.mark.parametrize("n", [np.int32(0), np.int32(1), np.int32(15), np.int32(16),
+                               np.int64(10**12 + 7), np.int64(2**62), np.int32(2**31 - 2)])
+def test_integer_sqrt(n):
+    assert check(integer_sqrt, n) == math.isqrt(int(n))
+
+
+def test_integer_sqrt_of_a_negative_number():
+    check(integer_sqrt, np.int32(-4), raises=AssertionError)
+
+
+def fibonacci_mod(n, m):
+    """F(n) mod m by squaring the matrix [[1, 1], [1, 0]] with a tensor exponent."""
+    result = rt.constant([[1, 0], [0, 1]], dtype=m.dtype)
+    base = rt.constant([[1, 1], [1, 0]], dtype=m.dtype)
+    e = n
+    squarings = 0
+    while e > 0:
+        if e % 2 == 1:
+            result = rt.matmul(result, base) % m
+        base = rt.matmul(base, base) % m
+        squarings += 1
+        e //= 2
+    return result[0, 1], squarings
+
+
+@pytest.mark.parametrize("n, m", [
+    (np.int64(10), np.int64(1000)), (np.int64(90), np.int64(10**9 + 7)),
+    (np.int64(10**15), np.int64(10**9 + 7)), (np.int64(0), np.int64(7)),
+    (np.int32(25), np.int32(1000)),
+])
+def test_fibonacci_by_matrix_squaring(n, m):
+    value, _ = check(fibonacci_mod, n, m)
+    a, b = 0, 1
+    for _ in range(min(int(n), 200)):
+        a, b = b, (a + b) % int(m)
+    if int(n) <= 200:
+        assert int(value) == a
+
+
+def stationary_distribution(P, tol, max_squarings):
+    """Square a transition matrix until its rows stop changing."""
+    k = 0
+    while k < max_squarings:
+        P2 = rt.matmul(P, P)
+        change = rt.reduce_max(abs(P2 - P))
+        P = P2
+        k += 1
+        if change < tol:
+            break
+    return P[0], k
+
+
+@pytest.mark.parametrize("P, max_squarings", [
+    (f64([0.9, 0.1], [0.5, 0.5]), np.int32(30)),
+    (f32([0.5, 0.25, 0.25], [0.2, 0.6, 0.2], [0.1, 0.1, 0.8]), np.int32(30)),
+    (f64([0.9, 0.1], [0.5, 0.5]), np.int32(2)),
+    (f64([1.0, 0.0], [0.0, 1.0]), np.int32(30)),          # already stationary: one step
+])
+def test_stationary_distribution_by_squaring(P, max_squarings):
+    check(stationary_distribution, P, P.dtype.type(1e-12), max_squarings)
+
+
+# -- classes holding state -----------------------------------------------------------------------
+
+class Polynomial:
+    """Coefficients, highest power first; evaluation by Horner's rule and a derivative."""
+
+    def __init__(self, coeffs):
+        self.coeffs = coeffs
+
+    def __call__(self, x):
+        result = 0.0
+        for c in self.coeffs:
+            result = result * x + c
+        return result
+
+    def derivative(self):
+        n = len(self.coeffs) - 1
+        return Polynomial([c * (n - i) for i, c in enumerate(self.coeffs[:-1])])
+
+
+def newton_on_polynomial_object(coeffs, x, max_iter):
+    p = Polynomial([coeffs[i] for i in range(len(coeffs))])
+    dp = p.derivative()
+    for it in range(max_iter):
+        slope = dp(x)
+        if slope == 0:
+            break
+        x_new = x - p(x) / slope
+        if abs(x_new - x) <= 1e-12 * abs(x_new):
+            x = x_new
+            break
+        x = x_new
+    return x, p(x)
+
+
+@pytest.mark.parametrize("coeffs, x", [
+    (f64(1, 0, -5, 0, 4), np.float64(3.0)),
+    (f32(2, -3, 1), np.float32(5.0)),
+    (f64(1, 0, 1), np.float64(0.0)),                      # p'(0) = 0: breaks at once
+])
+def test_newton_with_a_polynomial_class(coeffs, x):
+    check(newton_on_polynomial_object, coeffs, x, np.int32(100))
+
+
+class HoltSmoother:
+    """Holt's linear trend method; `fit` loops over the series and updates the object."""
+
+    def __init__(self, alpha, beta):
+        self.alpha, self.beta = alpha, beta
+        self.level = None
+        self.trend = None
+
+    def fit(self, series):
+        self.level = series[0]
+        self.trend = series[1] - series[0]
+        errors = []
+        for y in series[1:]:
+            forecast = self.level + self.trend
+            errors.append(y - forecast)
+            previous = self.level
+            self.level = self.alpha * y + (1 - self.alpha) * forecast
+            self.trend = self.beta * (self.level - previous) + (1 - self.beta) * self.trend
+        return rt.sqrt(rt.reduce_mean(rt.square(rt.stack(errors))))
+
+    def forecast(self, horizon):
+        return [self.level + (h + 1) * self.trend for h in range(horizon)]
+
+
+def holt_forecast(series, alpha, beta):
+    model = HoltSmoother(alpha, beta)
+    rmse = model.fit(series)
+    return rmse, model.forecast(3), (model.level, model.trend)
+
+
+@pytest.mark.parametrize("series", [
+    f64(3, 5, 9, 20, 12, 17, 22, 23, 51, 41, 56, 75, 60, 75, 88),
+    f32(1.0, 1.5, 2.25, 2.5, 3.5), f64(4, 4),
+])
+def test_holt_smoothing_object(series):
+    t = series.dtype.type
+    check(holt_forecast, series, t(0.5), t(0.3))
+
+
+# -- back substitution, searches -------------------------------------------------------------------
+
+UPPER = f64([2, 1, -1], [0, 3, 2], [0, 0, 4])
+
+
+def back_substitution(U, b, n):
+    """Solve U x = b for upper triangular U, from the last unknown up."""
+    size = b.shape[0]
+    x = rt.zeros_like(b)
+    for i in range(n - 1, -1, -1):
+        s = rt.reduce_sum(U[i, i + 1:] * x[i + 1:])
+        x = x + rt.one_hot(i, size, dtype=b.dtype) * ((b[i] - s) / U[i, i])
+    return x
+
+
+def back_substitution_reversed(U, b, n):
+    """The same with `reversed(range(n))`, as it is usually written."""
+    size = b.shape[0]
+    x = rt.zeros_like(b)
+    for i in reversed(range(n)):
+        s = rt.reduce_sum(U[i, i + 1:] * x[i + 1:])
+        x = x + rt.one_hot(i, size, dtype=b.dtype) * ((b[i] - s) / U[i, i])
+    return x
+
+
+REVERSED_TENSOR_RANGE = (
+    "autograph/operators/py_builtins.py TensorRange: `range(n)` of a symbolic n is a "
+    "TensorRange without __reversed__ (nor __len__/__getitem__), so `reversed(range(n))` "
+    "raises TypeError \"'TensorRange' object is not reversible\" while tracing; eagerly "
+    "(plain Python, or ag.to_graph on eager tensors) it iterates n-1..0. Reduced: "
+    "`for k in reversed(range(n)): out.append(k)` with n = rt.constant(3) under ag.convert "
+    "(numpy: [2, 1, 0]); range(n - 1, -1, -1) works")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("solver", [
+    back_substitution,
+    pytest.param(back_substitution_reversed,
+                 marks=pytest.mark.xfail(strict=True, reason=REVERSED_TENSOR_RANGE)),
+])
+def test_back_substitution(solver, dtype):
+    U, b = UPPER.astype(dtype), f64(3, 8, 8).astype(dtype)
+    x = check(solver, U, b, np.int32(3))
+    np.testing.assert_allclose(U @ x.numpy(), b, rtol=1e-6)
+    check(solver, U, b, np.int32(0))
+
+
+def bisection_steps(f, lo, hi, tol, max_steps):
+    """Bisection that reports the loop index it stopped at (the index is used after the
+    loop, as Python allows when the loop ran)."""
+    assert f(lo) * f(hi) < 0, "the root must be bracketed"
+    for k in range(max_steps):
+        mid = (lo + hi) / 2
+        if f(lo) * f(mid) <= 0:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < tol:
+            break
+    print(f"stopped at step {k}: [{lo:.8f}, {hi:.8f}]")
+    return (lo + hi) / 2, k
+
+
+@pytest.mark.parametrize("lo, hi, tol, max_steps", [
+    (np.float64(0.0), np.float64(2.0), np.float64(1e-10), np.int32(100)),
+    (np.float32(0.5), np.float32(3.0), np.float32(1e-4), np.int32(100)),
+    (np.float64(0.0), np.float64(2.0), np.float64(1e-10), np.int32(5)),
+    (np.float64(0.0), np.float64(2.0), np.float64(10.0), np.int32(5)),   # breaks at once
+])
+def test_bisection_reports_its_last_step(lo, hi, tol, max_steps):
+    check(bisection_steps, py(lambda x: x * x * x - x - 1), lo, hi, tol, max_steps)
+
+
+def test_bisection_with_no_step_has_no_last_step():
+    """Python: UnboundLocalError for `k`; converted: the documented run-time error, an
+    UnboundLocalError naming it."""
+    check(bisection_steps, py(lambda x: x * x - 2), np.float64(0.0), np.float64(2.0),
+          np.float64(1e-6), np.int32(0), raises=UnboundLocalError)
+
+
+def test_bisection_rejects_an_unbracketed_root():
+    check(bisection_steps, py(lambda x: x * x + 1), np.float64(0.0), np.float64(2.0),
+          np.float64(1e-6), np.int32(10), raises=AssertionError)
+
+
+def next_perfect_number(start, limit):
+    """The first perfect number >= start (below limit): `while True` around a divisor
+    sum, an inner loop with a tensor bound, and an early exit."""
+    n = start
+    while True:
+        if n >= limit:
+            return -1
+        divisor_sum = 1
+        d = 2
+        while d * d <= n:
+            if n % d == 0:
+                divisor_sum += d
+                if d * d != n:
+                    divisor_sum += n // d
+            d += 1
+        if divisor_sum == n and n > 1:
+            return n
+        n += 1
+
+
+@pytest.mark.parametrize("start, limit", [
+    (np.int32(2), np.int32(1000)), (np.int32(7), np.int32(1000)),
+    (np.int32(29), np.int32(1000)), (np.int32(497), np.int32(600)),
+    (np.int32(500), np.int32(500)),
+])
+def test_next_perfect_number(start, limit):
+    check(next_perfect_number, start, limit)
