@@ -1844,3 +1844,68 @@ def next_perfect_number(start, limit):
 ])
 def test_next_perfect_number(start, limit):
     check(next_perfect_number, start, limit)
+
+
+# -- comprehensions and generator expressions over tensors ------------------------------------------
+
+def pairwise_sum(x):
+    """Pairwise (cascade) summation: halve the vector until one value is left; the vector
+    shrinks, so the loop says its shape may change."""
+    levels = 0
+    while len(x) > 1:
+        ag.set_loop_options(shape_invariants=[(x, [None])])
+        if len(x) % 2 == 1:
+            x = rt.concat([x, rt.zeros([1], dtype=x.dtype)], 0)
+        x = x[0::2] + x[1::2]
+        levels += 1
+    return x[0], levels
+
+
+@pytest.mark.parametrize("x", [
+    np.arange(1, 8, dtype=np.float64), np.linspace(0, 1, 16, dtype=np.float32),
+    i32(5), i64(1, -1),
+])
+def test_pairwise_summation(x):
+    check(pairwise_sum, x)
+
+
+def weighted_mean_by_comprehension(xs, ws):
+    """Written with generator expressions: squares via a list comprehension, sums via
+    sum() over zip()."""
+    squares = [w * w for w in ws]
+    total_w = sum(ws[i] for i in range(len(ws)))
+    mean = sum(x * w for x, w in zip(xs, ws)) / total_w
+    spread = sum(w2 * (x - mean) ** 2 for x, w2 in zip(xs, squares))
+    return mean, spread
+
+
+def polynomial_residuals(coeffs, xs, ys):
+    """sum(c_k x^k) with enumerate in a generator expression; residuals with zip."""
+    def p(x):
+        return sum(c * x ** k for k, c in enumerate(coeffs))
+    residuals = [y - p(x) for x, y in zip(xs, ys)]
+    return rt.stack(residuals), sum(r * r for r in residuals)
+
+
+ZIP_IN_COMPREHENSION = (
+    "autograph/operators/py_builtins.py zip_ / enumerate_: zip() and enumerate() of "
+    "symbolic tensors return TensorZip / TensorEnumerate, which have no __iter__ (unlike "
+    "_Rows, and TensorRange, which explains itself), so Python iteration of them in a "
+    "comprehension, generator expression, list() or zip(*M) raises TypeError \"'TensorZip' "
+    "object is not iterable\" while tracing, although the tensors' lengths are static. "
+    "Reduced: `return sum(a * b for a, b in zip(x, w))` with x = w = rt.constant([1., 2., "
+    "3.]) under ag.convert (numpy: 14.0); `[v * 2 for v in x]` works, ag.to_graph on "
+    "eager tensors works")
+
+
+@pytest.mark.xfail(strict=True, reason=ZIP_IN_COMPREHENSION)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weighted_mean_by_comprehension(dtype):
+    check(weighted_mean_by_comprehension, np.array([1, 2, 4, 8], dtype),
+          np.array([0.5, 1, 1, 0.25], dtype))
+
+
+@pytest.mark.xfail(strict=True, reason=ZIP_IN_COMPREHENSION)
+def test_polynomial_residuals_by_comprehension():
+    xs = np.linspace(-1, 1, 5).astype(np.float32)
+    check(polynomial_residuals, f32(1, -2, 0.5), xs, (1 - xs) ** 2)
