@@ -899,7 +899,8 @@ RETURN_SETS_FLAG_BEFORE_VALUE = (
     "converters/return_statements: `return g()` becomes `do_return = True; retval_ = g()`, "
     "so when g() raises and an `except` around the return catches it, the function "
     "still counts as returned: `try: return g() except ValueError: pass; return 1` "
-    "returns None instead of 1 (set the flag after the value is computed)")
+    "returns None instead of 1 (set the flag after the value is computed); after a tensor "
+    "`if c: return 2` (c = rt.constant(False)) it silently returns 0")
 
 
 @pytest.mark.xfail(strict=True, reason=RETURN_SETS_FLAG_BEFORE_VALUE)
