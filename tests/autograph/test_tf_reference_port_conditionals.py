@@ -24,7 +24,6 @@ from test_errors import line_of     # tests/autograph is on sys.path (conftest.p
 import autograph as ag
 import runtime as rt
 
-HERE = os.path.basename(__file__)
 
 # Names of generated code and of the compiler's machinery: never in a user's error.
 INTERNAL_NAMES = ("ag__", "retval_", "do_return", "loop_body", "while_body", "while_cond",
@@ -36,10 +35,11 @@ def shown(error):
     return "\n".join([str(error)] + list(getattr(error, "__notes__", ())))
 
 
-def check_error(error, fn, text, *names, here=HERE):
+def check_error(error, fn, text, *names):
     """`error` names each of `names`, shows the line of `fn` containing `text` (as
     `file", line N` or `file:N`; `text` may be a tuple of acceptable lines) and no
     compiler-internal name."""
+    here = os.path.basename(fn.__code__.co_filename)
     seen = shown(error)
     for name in names:
         assert name in str(error), seen
@@ -1486,3 +1486,204 @@ def test_extended_slices(tensors):
     assert_equivalent(extended_slices, EYE, tensors=tensors)
     assert_equivalent(new_axes, EYE, tensors=tensors)
     assert_equivalent(slice_of_a_call, static(lambda v: v), EYE, tensors=tensors)
+
+
+# == converters/arg_defaults_test, call_trees_test, functions_test ==========================
+
+def inner_lambda_with_default():
+    return (lambda x=7: x)()
+
+
+def inner_function_with_default():
+    def inner(a=3):
+        return a
+    return inner()
+
+
+def returns_inner_function_with_default():
+    def inner(a=3):
+        return a
+    return inner
+
+
+def defaults_and_varargs(a, b=1, *c):
+    return a, b, c
+
+
+def add_three(a, b, c):
+    return a + b * 10 + c * 100
+
+
+def forwards_args_and_kwargs(f, a, *args, **kwargs):
+    return f(a, *args, **kwargs) + 5
+
+
+def forwards_starargs_only():
+    args = [1, 2, 3]
+    return add_three(*args) + 11
+
+
+def forwards_keywords(f, a, b, **kwargs):
+    return f(a, b=b, **kwargs) + 5
+
+
+def call_in_argument(f, g):
+    return f(g(7) + 7) + 3
+
+
+class Calculator:
+    def __init__(self, k):
+        self.k = k
+
+    def method(self, a):
+        return self.helper(a) + 1
+
+    def helper(self, a):
+        if a > 0:
+            return a * self.k
+        return -a
+
+
+def documented(n):
+    """Adds one.
+
+    Second paragraph.
+    """
+    a = 1
+    n += a
+    return n
+
+
+@pytest.mark.parametrize("f, args", [
+    (inner_lambda_with_default, ()), (inner_function_with_default, ()),
+    (defaults_and_varargs, (1,)), (defaults_and_varargs, (1, 2, 3, 4)),
+    (forwards_args_and_kwargs, (static(add_three), 1, 2, 3)),
+    (forwards_args_and_kwargs, (static(add_three), 1, static({"b": 4, "c": 5}))),
+    (forwards_starargs_only, ()),
+    (forwards_keywords, (static(add_three), 1, 2, static({"c": 3}))),
+    (call_in_argument, (static(lambda x: x * 2), static(lambda x: x - 1))),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_defaults_and_argument_forwarding(f, args, tensors):
+    if args and isinstance(args[-1], static) and isinstance(args[-1].value, dict):
+        kwargs = args[-1].value
+        assert_equivalent(f, *args[:-1], kwargs=kwargs, tensors=tensors)
+    else:
+        assert_equivalent(f, *args, tensors=tensors)
+
+
+def test_returned_inner_function_keeps_its_default():
+    want = returns_inner_function_with_default()()
+    assert ag.to_graph(returns_inner_function_with_default)()() == want
+    assert ag.convert(returns_inner_function_with_default)()() == want
+
+
+@pytest.mark.parametrize("a", [3, -2])
+def test_method_calling_a_method(a, tensors):
+    calc = Calculator(4)
+    x = rt.constant(a) if tensors else a
+    want = calc.method(x)
+    for fn in (ag.convert(Calculator.method), ag.to_graph(Calculator.method)):
+        assert not differences(want, fn(calc, x))
+    assert not differences(want, ag.convert(calc.method)(x))
+
+
+def test_docstring_is_kept():
+    assert ag.to_graph(documented).__doc__ == documented.__doc__
+    assert ag.convert(documented).__doc__ == documented.__doc__
+    assert_equivalent(documented, 1, tensors=True)
+
+
+# == converters/variables_test: del ========================================================
+
+def del_then_read(x):
+    del x
+    return x
+
+
+def del_item(items):
+    del items[0]
+    return items
+
+
+def del_slice(items):
+    del items[0:2]
+    return items
+
+
+class TwoFields:
+    def __init__(self):
+        self.a = 1
+        self.b = 2
+
+
+def del_attribute(obj):
+    del obj.a
+    return hasattr(obj, "a"), obj.b
+
+
+def del_packed(a, b):
+    del [a, b]
+    return a
+
+
+def del_nested_packed(a, b, c):
+    del [a, (b, c)]
+    return c
+
+
+def del_mixed_then_read_deleted(a, b, c):
+    del a, b, c[0]
+    a = 1
+    return a, b, c
+
+
+def del_mixed_then_reassign(a, b, c):
+    del a, b, c[0]
+    a = 1
+    b = 2
+    return a, b, c
+
+
+@pytest.mark.parametrize("f, args", [
+    (del_then_read, (1,)), (del_packed, (1, 2)), (del_nested_packed, (1, 2, 3)),
+    (del_mixed_then_read_deleted, (1, 2, [1, 2]))], ids=lambda v: getattr(v, "__name__", None))
+def test_reading_a_deleted_name_is_unbound(f, args, tensors):
+    assert_equivalent(f, *args, tensors=tensors, raises=UnboundLocalError)
+
+
+@pytest.mark.parametrize("f, args", [
+    (del_item, ([1, 2],)), (del_slice, ([1, 2, 3],)), (del_attribute, (static(TwoFields()),)),
+    (del_mixed_then_reassign, (1, 2, [1, 2]))], ids=lambda v: getattr(v, "__name__", None))
+def test_del_of_items_attributes_and_names(f, args, tensors):
+    assert_equivalent(f, *args, tensors=tensors)
+
+
+def test_reading_a_deleted_name_says_which():
+    with pytest.raises(UnboundLocalError, match="'b'"):
+        ag.convert(del_mixed_then_read_deleted)(1, 2, [1, 2])
+
+
+# == converters/directives_test =============================================================
+
+def loop_options_outside_a_loop(x):
+    ag.set_loop_options(maximum_iterations=3)
+    return x
+
+
+def loop_options_first_in_body(n):
+    i = 0
+    while i < n:
+        ag.set_loop_options(maximum_iterations=100)
+        i += 1
+    return i
+
+
+def test_loop_options_outside_a_loop_is_a_conversion_error():
+    with pytest.raises(ag.ConversionError) as info:
+        ag.convert(loop_options_outside_a_loop)(1)
+    check_error(info.value, loop_options_outside_a_loop, "ag.set_loop_options")
+
+
+@pytest.mark.parametrize("n", [0, 5])
+def test_loop_options_that_do_not_bind(n, tensors):
+    assert_equivalent(loop_options_first_in_body, n, tensors=tensors)
