@@ -1465,6 +1465,15 @@ def test_generators_are_a_conversion_error(f, args, line):
     assert "yield" in str(info.value) or "generator" in str(info.value)
 
 
+def sums_a_generator(n):
+    return sum(yields_in_for(n)) + sum(yields_in_while(n))
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_generators_called_from_converted_code_run_unconverted(n):
+    assert_equivalent(sums_a_generator, n, tensors=False)
+
+
 # == ext_slice_test =========================================================================
 
 def extended_slices(m):

@@ -1603,3 +1603,70 @@ def test_dataset_printing_matches_python_print_text():
     with contextlib.redirect_stdout(out):
         ag.convert(print_each)(dataset_of([7, 8]))
     assert out.getvalue() == "7\n8\n"
+
+
+def sum_of_dataset_made_here(values, limit):
+    s = 0
+    for e in rt.data.Dataset.from_tensor_slices(values):
+        if e > limit:
+            break
+        s += e
+    return s
+
+
+@pytest.mark.parametrize("values", [[1, 2, 3], [5], [1, 9, 1]], ids=str)
+@pytest.mark.parametrize("limit", [0, 4])
+def test_dataset_of_the_functions_own_tensor_argument(values, limit, tensors):
+    # README: a data set of the function's own tensor arguments yields slices of them.
+    assert_equivalent(sum_of_dataset_made_here, i32(*values), limit, tensors=tensors)
+
+
+# == prints inside loops (TensorFlow's tests print with tf.print in loop bodies) ============
+
+def print_in_while(n):
+    i = 0
+    while i < n:
+        print("step", i, "of", n)
+        i += 1
+    print("done", i)
+    return i
+
+
+def print_in_for(items):
+    total = 0
+    for x in items:
+        total += x
+        rt.print("x =", x, "total =", total)
+    return total
+
+
+def f_string_in_loop_with_break(items):
+    for i, x in enumerate(items):
+        if x < 0:
+            print(f"negative at {i}: {x}")
+            break
+        print(f"{i}: {x:+d}")
+    return i
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, -1])
+def test_print_in_a_while(n, tensors):
+    assert_equivalent(print_in_while, n, tensors=tensors)
+
+
+@pytest.mark.parametrize("values", [[], [4], [1, -2, 3]], ids=str)
+@pytest.mark.parametrize("kind", SEQ_KINDS)
+def test_print_in_a_for(values, kind):
+    assert_equivalent(print_in_for, seq(values, kind), tensors=False)
+
+
+@pytest.mark.parametrize("values", [[4], [1, -2, 3], [3, 2]], ids=str)
+@pytest.mark.parametrize("kind", ["list", "tensor"])
+def test_f_string_prints_in_a_loop_with_break(values, kind):
+    assert_equivalent(f_string_in_loop_with_break, seq(values, kind), tensors=False)
+
+
+def test_prints_in_a_loop_over_an_unknown_length():
+    assert_matches_with_unknown_shapes(print_in_for, i32(1, -2, 3))
+    assert_matches_with_unknown_shapes(print_in_for, i32())
+    assert_matches_with_unknown_shapes(f_string_in_loop_with_break, i32(1, -2, 3))
