@@ -423,15 +423,21 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
     specs = [(shape, t.dtype) for shape, t in zip(invariants, flat_init)]
     weak = [_weak_kind(v) for v in flat_values] if adapt_numbers else None
     traced = _trace_loop(cond, body, structure, single, specs, names, weak)
-    retyped = _weak_retyping(traced, flat_values, specs) if adapt_numbers else None
-    if retyped:
+    retyped = _weak_retyping(traced, weak, specs) if adapt_numbers else None
+    for _ in range(len(flat_values)):
+        if not retyped:
+            break
         # A Python number adapts to the dtype the body gives it (as `0 + x_int64` would):
-        # start from that dtype and trace again.
+        # start from that dtype and trace again, until no number changes (`a, b = b, b + x`
+        # passes a dtype on one variable per trace).
         for i, dtype in retyped.items():
-            flat_init[i] = registry.constant(flat_values[i], dtype)
+            value = flat_values[i]
+            flat_init[i] = (cast(value, dtype) if isinstance(value, Tensor)
+                            else registry.constant(value, dtype))
             specs[i] = (specs[i][0], dtype)
             weak[i] = None
         traced = _trace_loop(cond, body, structure, single, specs, names, weak)
+        retyped = _weak_retyping(traced, weak, specs)
     cond_graph, body_graph, outputs = traced
     _check_loop_outputs(outputs, specs, names)
     _finish_subgraph(body_graph, outputs)
@@ -503,16 +509,16 @@ def _weak_kind(value):
     return dtypes.weak_kind(value)
 
 
-def _weak_retyping(traced, flat_values, specs):
-    """{index: dtype} for loop variables started from Python numbers whose body output has
-    the dtype weak typing gives them (e.g. 0 then int64): they start with that dtype."""
+def _weak_retyping(traced, weak, specs):
+    """{index: dtype} for loop variables standing for Python numbers (`weak`: their kinds)
+    whose body output has the dtype weak typing gives them (e.g. 0 then int64): they start
+    with that dtype."""
     _, _, outputs = traced
     retyped = {}
-    for i, (value, t, (_, dtype)) in enumerate(zip(flat_values, outputs, specs)):
-        if t.dtype == dtype or isinstance(value, (Tensor, Variable, np.generic, np.ndarray)):
+    for i, (kind, t, (_, dtype)) in enumerate(zip(weak, outputs, specs)):
+        if kind is None or t.dtype == dtype:
             continue
-        kind = dtypes.weak_kind(value)
-        if kind is not None and dtypes.weak_result(kind, t.dtype) == t.dtype:
+        if dtypes.weak_result(kind, t.dtype) == t.dtype:
             retyped[i] = t.dtype
     return retyped
 

@@ -17,9 +17,9 @@ of the block into that other branch instead of a guard (as TensorFlow does), so 
 common `if c: return a` / `return b` is one if/else whose both branches return:
 
     if c:                                  if c:
-        return a                               do_return = True; retval_ = a
+        return a                               retval_ = a; do_return = True
     return b              =>               else:
-                                               do_return = True; retval_ = b
+                                               retval_ = b; do_return = True
 
 Otherwise a tensor `c` would make `do_return` a tensor, and the rest of the function
 (a `raise`, a None return) would be traced under `if not do_return:` too.

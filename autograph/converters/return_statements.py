@@ -5,11 +5,11 @@
             if y > 0:                      retval_ = ag__.UndefinedReturnValue()
                 return y       =>          for y in x:          # extra test: not do_return
         return -1                              if y > 0:
-                                                   do_return = True
                                                    retval_ = y
+                                                   do_return = True
                                            if not do_return:
-                                               do_return = True
                                                retval_ = -1
+                                               do_return = True
                                            return ag__.ret(retval_)
 
 Statements after a return are guarded by `if not do_return:`, loops stop on it (or, after
@@ -53,7 +53,9 @@ class ReturnTransformer(guards.GuardingTransformer):
             return node
         self.record_jump()
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
-        return templates.replace("do_return = True\nretval = value", do_return=fn.do_return,
+        # The value first: a `return g()` whose g raises (caught around the return) has
+        # not returned.
+        return templates.replace("retval = value\ndo_return = True", do_return=fn.do_return,
                                  retval=fn.retval, value=value)
 
     def _lowering(self):

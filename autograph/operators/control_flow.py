@@ -601,6 +601,9 @@ def _stand_in(value, graph, name="list", lists=False):
         op = graph.create_op(registry.get("placeholder"), [],
                              {"shape": t.shape.dims, "dtype": t.dtype}, [(t.shape, t.dtype)],
                              name="probe")
+        # A Python number (or a tensor standing for one) is weak in the loop: here too.
+        op.outputs[0].weak = (getattr(value, "weak", None) if isinstance(value, Tensor)
+                              else dtypes.weak_kind(value))
         return op.outputs[0]
     return value
 
@@ -653,18 +656,28 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=N
 
 
 def _python_for(iter_, extra_test, body, get_state, set_state, symbol_names):
-    for target in iter_:
-        if extra_test is not None:
-            go_on = extra_test()
-            if is_symbolic(go_on):
-                # A tensor-dependent break/return already happened: the remaining
-                # iterations run only if the test holds when the graph runs.
-                if_stmt(go_on, lambda t=target: body(t), lambda: None, get_state,
-                        set_state, symbol_names)
-                continue
-            if not go_on:
-                break
-        body(target)
+    if extra_test is None:
+        for target in iter_:
+            body(target)
+        return
+    iterator = iter(iter_)
+    while True:
+        # The test comes before the next element is taken, as a `break` leaves a shared
+        # iterator: `for e in it: break` then `list(it)` still has every other element.
+        go_on = extra_test()
+        if not is_symbolic(go_on) and not go_on:
+            return
+        try:
+            target = next(iterator)
+        except StopIteration:
+            return
+        if is_symbolic(go_on):
+            # A tensor-dependent break/return already happened: the remaining
+            # iterations run only if the test holds when the graph runs.
+            if_stmt(go_on, lambda t=target: body(t), lambda: None, get_state,
+                    set_state, symbol_names)
+        else:
+            body(target)
 
 
 def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts):

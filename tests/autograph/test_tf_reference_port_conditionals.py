@@ -895,15 +895,16 @@ def test_returns_and_try(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
 
-RETURN_SETS_FLAG_BEFORE_VALUE = (
-    "converters/return_statements: `return g()` becomes `do_return = True; retval_ = g()`, "
-    "so when g() raises and an `except` around the return catches it, the function "
-    "still counts as returned: `try: return g() except ValueError: pass; return 1` "
-    "returns None instead of 1 (set the flag after the value is computed); after a tensor "
-    "`if c: return 2` (c = rt.constant(False)) it silently returns 0")
+# Fixed (the value is computed before the flag is set):
+# RETURN_SETS_FLAG_BEFORE_VALUE = (
+#     "converters/return_statements: `return g()` becomes `do_return = True; retval_ = g()`, "
+#     "so when g() raises and an `except` around the return catches it, the function "
+#     "still counts as returned: `try: return g() except ValueError: pass; return 1` "
+#     "returns None instead of 1 (set the flag after the value is computed); after a tensor "
+#     "`if c: return 2` (c = rt.constant(False)) it silently returns 0")
 
 
-@pytest.mark.xfail(strict=True, reason=RETURN_SETS_FLAG_BEFORE_VALUE)
+# Fixed; was a strict xfail (RETURN_SETS_FLAG_BEFORE_VALUE, above)
 def test_raise_during_return_caught():
     assert_equivalent(raise_during_return_caught, tensors=False)
 
@@ -912,7 +913,7 @@ def test_raise_during_return_caught_in_tail_when_the_if_returns(tensors):
     assert_equivalent(raise_during_return_caught_in_tail, True, tensors=tensors)
 
 
-@pytest.mark.xfail(strict=True, reason=RETURN_SETS_FLAG_BEFORE_VALUE)
+# Fixed; was a strict xfail (RETURN_SETS_FLAG_BEFORE_VALUE, above)
 def test_raise_during_return_caught_in_tail(tensors):
     assert_equivalent(raise_during_return_caught_in_tail, False, tensors=tensors)
 

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 from equivalence import CALLEE_SIDE_EFFECTS, assert_equivalent, static
 from test_tf_reference_port_conditionals import check_error as check
-from test_tf_reference_port_loops import (BREAK_CONSUMES_AN_ELEMENT,
-                                          COMPOSITE_CREATED_IN_EMPTY_LOOP,
+from test_tf_reference_port_loops import (COMPOSITE_CREATED_IN_EMPTY_LOOP,
                                           EMPTY_STATIC_PROBE, PY_AND_TENSOR,
                                           READ_BEFORE_ASSIGNED_IN_LOOP, SEQ_KINDS,
                                           assert_matches_with_unknown_shapes,
@@ -1571,8 +1570,7 @@ def dataset_of(values):
 @pytest.mark.parametrize("f", [
     print_each, print_each_of_iter, digits_of, digits_of_iter, sum_and_product,
     digits_until_large, first_element_by_return, next_of_iter, two_nexts,
-    pytest.param(resumed_iterator, marks=pytest.mark.xfail(
-        strict=True, reason=BREAK_CONSUMES_AN_ELEMENT))])
+    resumed_iterator])      # Fixed; was a strict xfail (BREAK_CONSUMES_AN_ELEMENT)
 @pytest.mark.parametrize("values", [[0, 1, 2, 3, 4, 5, 6], [3, 4]], ids=len)
 def test_datasets(f, values):
     # TensorFlow: a return inside a data set loop is NotImplementedError; data sets are
