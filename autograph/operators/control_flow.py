@@ -487,10 +487,9 @@ def _default_invariant(value):
 
 
 def _probe_tensor(value):
-    t = rt.convert_to_tensor(value)
-    if isinstance(t, SymbolicTensor) and not isinstance(value, (Tensor, rt.Variable)):
-        t.weak = dtypes.weak_kind(value)
-    return t
+    """A loop prefix value (the counter) as the probe sees it: a placeholder, as in the
+    loop (a constant 0 would make `t[i]` of a tensor of static length 0 an error)."""
+    return _stand_in(value, rt.get_default_graph())
 
 
 def _initial_state(init, names, probe_body, get_state, set_state):

@@ -19,7 +19,7 @@ import pytest
 from equivalence import CALLEE_SIDE_EFFECTS, assert_equivalent, static
 from test_tf_reference_port_conditionals import check_error as check
 from test_tf_reference_port_loops import (COMPOSITE_CREATED_IN_EMPTY_LOOP,
-                                          EMPTY_STATIC_PROBE, PY_AND_TENSOR,
+                                          PY_AND_TENSOR,
                                           READ_BEFORE_ASSIGNED_IN_LOOP, SEQ_KINDS,
                                           assert_matches_with_unknown_shapes,
                                           assert_python_result_or_staging_error,
@@ -502,8 +502,7 @@ def test_list_grown_by_concatenation_in_a_python_loop(values):
 
 
 @pytest.mark.parametrize("values", [
-    [1, 2, 3], [4],
-    pytest.param([], marks=pytest.mark.xfail(strict=True, reason=EMPTY_STATIC_PROBE))])
+    [1, 2, 3], [4], []])         # [] fixed; was a strict xfail (EMPTY_STATIC_PROBE)
 def test_list_grown_by_concatenation_in_a_tensor_loop(values):
     # TensorFlow: "'s' does not have the same nested structure"; here `s + [x]` on a list
     # in a tensor loop makes a tensor list (README), returned stacked.
@@ -1251,8 +1250,7 @@ def test_return_of_a_list_grown_in_a_tensor_loop(x):
 
 @pytest.mark.parametrize("f, values, kind", product(
     [break_in_for_collects, continue_in_for_collects], [[], [1], [2], [5, 4], [1, 2, 3]],
-    ["list", "tensor"], bug=lambda f, values, kind: kind == "tensor" and not values,
-    reason=EMPTY_STATIC_PROBE))
+    ["list", "tensor"]))        # empty tensors fixed; were strict xfails (EMPTY_STATIC_PROBE)
 def test_jumps_in_for_loops_that_grow_lists(f, values, kind):
     assert_same_stacked(f, seq(values, kind))
 

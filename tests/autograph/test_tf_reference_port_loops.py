@@ -143,13 +143,14 @@ def label(value):
 
 
 # One-line diagnoses of the bugs these tests found (strict xfails until fixed).
-EMPTY_STATIC_PROBE = (
-    "autograph/operators/control_flow.py _tensor_for/_probe: a `for` over a tensor whose "
-    "static length is 0 (rt.constant(np.array([], np.int32)), rt.range(0)) probes the body "
-    "with element 0 when the loop must find initial values (a variable used after the "
-    "loop, a return, a list grown): IndexError 'index 0 is out of bounds for dimension 0 "
-    "with size 0' while tracing. `for c in t: return c` + `return -1` should give -1; "
-    "`for c in t: x = c` + `return x` an UnboundLocalError naming 'x'")
+# Fixed (the probe's counter is a placeholder, as in the loop):
+# EMPTY_STATIC_PROBE = (
+#     "autograph/operators/control_flow.py _tensor_for/_probe: a `for` over a tensor whose "
+#     "static length is 0 (rt.constant(np.array([], np.int32)), rt.range(0)) probes the body "
+#     "with element 0 when the loop must find initial values (a variable used after the "
+#     "loop, a return, a list grown): IndexError 'index 0 is out of bounds for dimension 0 "
+#     "with size 0' while tracing. `for c in t: return c` + `return -1` should give -1; "
+#     "`for c in t: x = c` + `return x` an UnboundLocalError naming 'x'")
 
 COMPOSITE_CREATED_IN_EMPTY_LOOP = (
     "autograph/operators/control_flow.py: a dict/tuple/list first assigned inside a tensor "
@@ -495,9 +496,8 @@ def effectively_unconditional_return_in_for(items):
 @pytest.mark.parametrize("f, values, kind", product(
     [continue_in_for, break_in_for, unconditional_return_in_for,
      effectively_unconditional_return_in_for],
-    [[], [1], [2, 1], [2, 4, 3], [2, 4, 6, 1]], SEQ_KINDS,
-    bug=lambda f, values, kind: kind == "tensor" and not values and "return" in f.__name__,
-    reason=EMPTY_STATIC_PROBE))
+    [[], [1], [2, 1], [2, 4, 3], [2, 4, 6, 1]], SEQ_KINDS))
+# (empty tensors with a return: fixed; were strict xfails, EMPTY_STATIC_PROBE)
 def test_loop_control_in_a_single_for(f, values, kind):
     # TensorFlow skips the returns for empty inputs ("undefined symbols require at least
     # one iteration"); here `s` is defined before the loop, so they work as in Python.
@@ -980,8 +980,7 @@ def test_for_defines_target(n, make, tensors):
 
 
 @pytest.mark.parametrize("make, tensors", product(
-    [range, rt.range], [False, True],
-    bug=lambda make, tensors: make is rt.range and not tensors, reason=EMPTY_STATIC_PROBE))
+    [range, rt.range], [False, True]))  # rt.range(0) fixed; was a strict xfail
 def test_for_defines_target_zero_iterations(make, tensors):
     # TensorFlow returns (0, 0) for tf.range(0) ("deviating from the normal Python
     # semantics"); this project follows Python: the target is unbound.
