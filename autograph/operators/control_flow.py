@@ -199,6 +199,15 @@ def _accessors(fn, get_state, set_state, symbol_names):
 
 # -- if ---------------------------------------------------------------------------------------
 
+def as_condition(value):
+    """`value` as `if value:` tests it: a tensor list (a list grown in a graph loop) is
+    true when it has elements (a tensor when its length is known only at run time)."""
+    if isinstance(value, TensorList):
+        n = value.length()
+        return n > 0 if isinstance(n, int) else rt.greater(n, 0)
+    return value
+
+
 def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=None):
     """`if cond: body() else: orelse()`, as a graph cond when `cond` is symbolic.
 
@@ -206,6 +215,7 @@ def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=No
     code after it; the rest are only reset to their values before the statement
     between the traces of the two branches.
     """
+    cond = as_condition(cond)
     if is_symbolic(cond):
         get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
         _tensor_if(truth(cond), body, orelse, get_state, set_state, symbol_names,
@@ -305,6 +315,7 @@ def _check_defined_in_both(undefined_in_true, undefined_in_false):
 
 def if_exp(cond, if_true, if_false, expr_repr):
     """`if_true() if cond else if_false()`, as a graph cond when `cond` is symbolic."""
+    cond = as_condition(cond)
     if is_symbolic(cond):
         return _staging_check(f"conditional expression `{expr_repr}`", rt_cf.cond_with_names,
                               truth(cond), _user(if_true), _user(if_false))
@@ -321,7 +332,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
     on an eager tensor condition count against rt.config's loop iteration limit
     (Python-valued conditions never do).
     """
-    cond = test()
+    cond = as_condition(test())
     limit = rt.config.get_loop_iteration_limit()
     tensor_iterations = 0
     while not is_symbolic(cond):
@@ -332,7 +343,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
                 raise loop_limit_exceeded(limit, traceback_utils.user_frame(2))
             tensor_iterations += 1
         body()
-        cond = test()
+        cond = as_condition(test())
     get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
     _tensor_loop(test, body, get_state, set_state, symbol_names, opts)
 

@@ -9,7 +9,7 @@ import operator
 import runtime as rt
 from runtime import control_flow as rt_cf
 
-from .control_flow import _staging_check, _user, is_symbolic, truth
+from .control_flow import _staging_check, _user, as_condition, is_symbolic, truth
 
 
 def and_(a_fn, b_fn):
@@ -43,6 +43,7 @@ def in_(element, container):
 
 def not_(a):
     """`not a`: elementwise logical not for symbolic tensors."""
+    a = as_condition(a)
     if is_symbolic(a):
         return rt.logical_not(truth(a))
     return not a

@@ -14,6 +14,7 @@ import string
 import runtime as rt
 from runtime import nest
 from runtime.ops import logging_ops
+from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
 from .control_flow import is_symbolic
@@ -202,6 +203,19 @@ class TensorIterable:
     def element(self, i):
         raise NotImplementedError
 
+    def __iter__(self):
+        """Python iteration (a comprehension, list(), unpacking) while tracing: possible
+        when the length is known then (zip/enumerate of tensors of static length)."""
+        n = self.length()
+        static = registry.constant_value(n) if isinstance(n, Tensor) else n
+        if static is None:
+            raise TypeError(
+                f"{type(self).__name__[6:].lower() or 'this'}() of tensors whose length is "
+                f"known only when the graph runs cannot be iterated by Python while tracing "
+                f"(a comprehension, list(), unpacking, a call): only a `for` statement over "
+                f"it becomes a graph loop. Write it as a `for` loop appending to a list.")
+        return (self.element(i) for i in builtins.range(int(static)))
+
 
 class _Rows(TensorIterable):
     """The rows (first-dimension slices) of a tensor."""
@@ -261,6 +275,10 @@ class TensorRange(TensorIterable):
                 f"unpacking, a call): only a `for` statement over it becomes a graph loop. "
                 f"Write the comprehension as a `for` loop appending to a list.")
         return iter(builtins.range(self.start, self.stop, self.step))
+
+    def __reversed__(self):
+        last = self.start + (self.length() - 1) * self.step
+        return TensorRange(last, self.start - self.step, -self.step)
 
 
 class TensorEnumerate(TensorIterable):
