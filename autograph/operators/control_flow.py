@@ -640,11 +640,22 @@ def _typed_zero(value, name):
 
 
 def _assert_assigned(flag, value, name):
-    if not isinstance(value, Tensor):
-        return value
+    """`value` (every tensor in it: a tuple, dict or tensor list first assigned in the
+    loop too) checked to have been assigned when the graph runs."""
     message = (f"{_quoted(name)} is used after a tensor loop that ran zero times, so it was never "
                f"assigned")
-    return logging_ops.assert_assigned(flag, value, message)
+
+    def checked(v):
+        if isinstance(v, TensorList):
+            return TensorList(logging_ops.assert_assigned(flag, v.tensor, message), v.name,
+                              v.weak)
+        if isinstance(v, Tensor):
+            return logging_ops.assert_assigned(flag, v, message)
+        return v
+
+    if isinstance(value, TensorList) or not nest.is_nested(value):
+        return checked(value)
+    return nest.map_structure(checked, value)
 
 
 # -- for --------------------------------------------------------------------------------------

@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 from equivalence import CALLEE_SIDE_EFFECTS, assert_equivalent, static
 from test_tf_reference_port_conditionals import check_error as check
-from test_tf_reference_port_loops import (COMPOSITE_CREATED_IN_EMPTY_LOOP,
-                                          PY_AND_TENSOR,
+from test_tf_reference_port_loops import (PY_AND_TENSOR,
                                           READ_BEFORE_ASSIGNED_IN_LOOP, SEQ_KINDS,
                                           assert_matches_with_unknown_shapes,
                                           assert_python_result_or_staging_error,
@@ -122,8 +121,7 @@ def test_loop_creating_a_variable_runs_zero_times_with_python_bounds(f):
 
 @pytest.mark.parametrize("f, name", [
     (creates_static_shape, "'v'"),
-    pytest.param(creates_nested_static_shape, "'v'", marks=pytest.mark.xfail(
-        strict=True, reason=COMPOSITE_CREATED_IN_EMPTY_LOOP)),
+    (creates_nested_static_shape, "'v'"),   # fixed; was a strict xfail (COMPOSITE_CREATED...)
     pytest.param(creates_range, "'v'", marks=pytest.mark.xfail(
         strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
 ])

@@ -152,11 +152,12 @@ def label(value):
 #     "with size 0' while tracing. `for c in t: return c` + `return -1` should give -1; "
 #     "`for c in t: x = c` + `return x` an UnboundLocalError naming 'x'")
 
-COMPOSITE_CREATED_IN_EMPTY_LOOP = (
-    "autograph/operators/control_flow.py: a dict/tuple/list first assigned inside a tensor "
-    "loop that runs zero times is not checked: `while i < n: v = (rt.zeros([2]),); i += 1` "
-    "then `return v[0]` with n = rt.constant(0) silently returns [0., 0.] (a plain tensor "
-    "`v = rt.zeros([2])` raises UnboundLocalError naming 'v', as Python does)")
+# Fixed (every tensor of the value is checked):
+# COMPOSITE_CREATED_IN_EMPTY_LOOP = (
+#     "autograph/operators/control_flow.py: a dict/tuple/list first assigned inside a tensor "
+#     "loop that runs zero times is not checked: `while i < n: v = (rt.zeros([2]),); i += 1` "
+#     "then `return v[0]` with n = rt.constant(0) silently returns [0., 0.] (a plain tensor "
+#     "`v = rt.zeros([2])` raises UnboundLocalError naming 'v', as Python does)")
 
 READ_BEFORE_ASSIGNED_IN_LOOP = (
     "converters/control_flow (tensor if inside a tensor loop): a name, attribute or item "
