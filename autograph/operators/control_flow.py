@@ -31,7 +31,7 @@ from runtime.tensor import SymbolicTensor, Tensor
 
 from ..errors import StagingError, is_user_error, mark_user_error, staging_error
 from .data_structures import TensorList, check_list_element
-from .variables import Undefined, UndefinedReturnValue, is_undefined
+from .variables import Undefined, UndefinedReturnValue, UnboundSymbolError, is_undefined
 
 __all__ = ["if_stmt", "while_stmt", "for_stmt", "if_exp", "is_symbolic"]
 
@@ -233,7 +233,19 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs
     def branch(fn, which):
         def traced():
             set_state(_fresh(init))     # each branch starts from its own copy of lists
-            _user(fn)()
+            try:
+                _user(fn)()
+            except UnboundSymbolError as e:
+                if e.symbol_name not in symbol_names:
+                    raise
+                frames = traceback_utils.map_traceback(e.__traceback__)
+                raise StagingError(
+                    f"{_quoted(e.symbol_name)} is read in the {which} branch of a tensor "
+                    f"`if`, where it has no value yet (it is assigned only in the other "
+                    f"branch, or later in a loop around it). A graph runs both branches' "
+                    f"code, so it needs a value before the `if`: assign it before the "
+                    f"`if` (or before the loop)",
+                    frames[-1] if frames else None) from None
             values = list(get_state())
             undefined = {n for n, v in zip(symbol_names[:n_outputs], values)
                          if type(v) is Undefined}

@@ -18,8 +18,18 @@ class Undefined:
     def __repr__(self):
         return f"<undefined {self.symbol_name}>"
 
-    def __bool__(self):
+    def _use(self, *_):
         raise _unbound(self.symbol_name)
+
+    # Using it at all is reading a variable without a value: Python's UnboundLocalError
+    # (naming it), not a TypeError about this class.
+    __bool__ = __len__ = __iter__ = __call__ = __getitem__ = __index__ = __int__ = \
+        __float__ = __neg__ = __pos__ = __abs__ = __invert__ = _use
+    __add__ = __radd__ = __iadd__ = __sub__ = __rsub__ = __isub__ = __mul__ = __rmul__ = \
+        __imul__ = __truediv__ = __rtruediv__ = __itruediv__ = __floordiv__ = \
+        __rfloordiv__ = __ifloordiv__ = __mod__ = __rmod__ = __imod__ = __pow__ = \
+        __rpow__ = __ipow__ = __matmul__ = __rmatmul__ = __imatmul__ = __lt__ = __le__ = \
+        __gt__ = __ge__ = __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _use
 
 
 class UndefinedReturnValue:
@@ -31,11 +41,20 @@ class UndefinedReturnValue:
         return "<no return value>"
 
 
+class UnboundSymbolError(UnboundLocalError):
+    """Python's UnboundLocalError for a converted variable read without a value."""
+
+    def __init__(self, message, symbol_name):
+        super().__init__(message)
+        self.symbol_name = symbol_name
+
+
 def _unbound(name):
     if sys.version_info >= (3, 11):
-        return UnboundLocalError(
-            f"cannot access local variable '{name}' where it is not associated with a value")
-    return UnboundLocalError(f"local variable '{name}' referenced before assignment")
+        return UnboundSymbolError(
+            f"cannot access local variable '{name}' where it is not associated with a value",
+            name)
+    return UnboundSymbolError(f"local variable '{name}' referenced before assignment", name)
 
 
 def ld(value):

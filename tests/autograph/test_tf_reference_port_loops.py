@@ -159,7 +159,7 @@ def label(value):
 #     "then `return v[0]` with n = rt.constant(0) silently returns [0., 0.] (a plain tensor "
 #     "`v = rt.zeros([2])` raises UnboundLocalError naming 'v', as Python does)")
 
-READ_BEFORE_ASSIGNED_IN_LOOP = (
+READ_BEFORE_ASSIGNED_IN_LOOP = (     # (names: fixed; attributes and items remain)
     "converters/control_flow (tensor if inside a tensor loop): a name, attribute or item "
     "assigned in one branch and read in the other (`if i == 0: y = 0 else: y += 1`; "
     "Python assigns it on the first iteration) gives an unclear error instead of a "
@@ -936,7 +936,7 @@ def test_while_initializes_local_variable(x):
     assert_equivalent(while_initializes_local, x, tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=READ_BEFORE_ASSIGNED_IN_LOOP)
+# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP): a StagingError names it
 @pytest.mark.parametrize("x", [1, 2])
 def test_while_initializes_local_variable_with_a_tensor(x):
     # `if x > 0` is always true inside `while x > 0`, but with a tensor x the graph has
@@ -946,7 +946,7 @@ def test_while_initializes_local_variable_with_a_tensor(x):
         ("while x > 0", "if x > 0:", "y += 1"))
 
 
-@pytest.mark.xfail(strict=True, reason=READ_BEFORE_ASSIGNED_IN_LOOP)
+# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP): a StagingError names it
 @pytest.mark.parametrize("values", [[1], [1, 2], [3, 5, 7]])
 def test_for_initializes_local_variable_over_a_tensor(values):
     assert_python_result_or_staging_error(
@@ -1428,7 +1428,7 @@ def test_loop_initializing_a_loop_variant_with_python_bounds(n):
     assert_equivalent(loop_initializing_variant, n, tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=READ_BEFORE_ASSIGNED_IN_LOOP)
+# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP): a StagingError names it
 @pytest.mark.parametrize("n", [1, 2])
 def test_loop_initializing_a_loop_variant_with_a_tensor_bound(n):
     # TensorFlow: "'a' must be defined before the loop". The else branch reads `a`,
