@@ -490,14 +490,22 @@ def _invariants(opts, init, carried, n_pre, n_flags):
     out = [None] * n_pre
     for i in carried:
         value = init[i]
+        default = _default_invariant
         if isinstance(value, _FirstAssignedInLoop):
-            value = value.zero
+            # Its value before the loop is a stand-in, not the user's: its shape may be
+            # whatever each iteration assigns (only the rank stays).
+            value, default = value.zero, _relaxed_invariant
         if i in given:
             out.append(given[i])
         else:
-            out.append(nest.map_structure(_default_invariant, value))
+            out.append(nest.map_structure(default, value))
     out += [None] * n_flags
     return out if any(s is not None for s in nest.flatten(out)) else None
+
+
+def _relaxed_invariant(value):
+    shape = _default_invariant(value)
+    return rt.TensorShape(None if shape.rank is None else [None] * shape.rank)
 
 
 def _default_invariant(value):

@@ -90,13 +90,9 @@ CREATED_WITH_CHANGING_SHAPE = (
 
 @pytest.mark.parametrize("f", [
     creates_static_shape, creates_nested_static_shape,
-    pytest.param(creates_dynamic_shape, marks=pytest.mark.xfail(
-        strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
-    pytest.param(creates_dynamic_rank, marks=pytest.mark.xfail(
-        strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
-    pytest.param(creates_range, marks=pytest.mark.xfail(
-        strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
-    pytest.param(creates_nested_dynamic_shape, marks=pytest.mark.xfail(
+    # Fixed; were strict xfails (CREATED_WITH_CHANGING_SHAPE): the shape is relaxed.
+    creates_dynamic_shape, creates_range, creates_nested_dynamic_shape,
+    pytest.param(creates_dynamic_rank, marks=pytest.mark.xfail(   # (the rank still stays)
         strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
 ])
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -122,8 +118,7 @@ def test_loop_creating_a_variable_runs_zero_times_with_python_bounds(f):
 @pytest.mark.parametrize("f, name", [
     (creates_static_shape, "'v'"),
     (creates_nested_static_shape, "'v'"),   # fixed; was a strict xfail (COMPOSITE_CREATED...)
-    pytest.param(creates_range, "'v'", marks=pytest.mark.xfail(
-        strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
+    (creates_range, "'v'"),    # fixed; was a strict xfail (CREATED_WITH_CHANGING_SHAPE)
 ])
 def test_tensor_loop_creating_a_variable_runs_zero_times(f, name):
     with pytest.raises(UnboundLocalError) as info:
