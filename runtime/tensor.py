@@ -179,14 +179,18 @@ class SymbolicTensor(Tensor):
     def _no_python_value(self, what):
         origin = self.op.origin
         where = f" (created at {origin.short()})" if origin is not None else ""
-        if what == "bool":
+        from .traceback_utils import at_user_line, in_generated_code
+        if what == "bool" and in_generated_code():
+            advice = ("This code is converted, but a condition inside a comprehension, a "
+                      "generator expression or a lambda stays Python: write it as an `if` "
+                      "statement in a `for` loop, or use rt.where / rt.cond.")
+        elif what == "bool":
             advice = ("Decorate the function with autograph.convert so Python control flow "
                       "becomes graph control flow, or use rt.cond / rt.while_loop.")
         else:
             advice = ("Its value exists only when the graph runs: keep it a tensor (index a "
                       "tensor, e.g. rt.stack(a_list)[i] or rt.gather, instead of a Python "
                       "list or tuple; rt.cast instead of int() or float()).")
-        from .traceback_utils import at_user_line
         return TypeError(
             f"Cannot use the symbolic tensor {self.name}{where} as a Python {what} while "
             f"tracing a graph. {advice}{at_user_line(2)}")

@@ -60,6 +60,20 @@ def register_source_map(filename, line_map):
         _source_maps[filename] = line_map
 
 
+def in_generated_code():
+    """Whether the innermost frame outside the runtime and compiler is generated
+    (converted) code: a comprehension or lambda there runs as Python."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename in _source_maps:
+            return True
+        if map_frame(filename, frame.f_lineno, frame.f_code.co_name) is not None:
+            return False
+        frame = frame.f_back
+    return False
+
+
 def map_frame(filename, lineno, name):
     """The user frame for a (possibly generated) location, or None if internal."""
     line_map = _source_maps.get(filename)

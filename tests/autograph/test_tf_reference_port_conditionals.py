@@ -1388,16 +1388,14 @@ def test_filtered_list_comprehension_with_python_values():
     assert_equivalent(filtered_squares, [1, 2, 3], tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/tensor.py Tensor.__bool__: a comprehension's `if` on a symbolic tensor inside "
-    "converted code (`[e * e for e in values if e > 1]`, values a traced tensor) says "
-    "\"Decorate the function with autograph.convert so Python control flow becomes graph "
-    "control flow\" although it is converted; it should say comprehensions stay Python "
-    "(their length would depend on the data) and to write a `for` loop, as range() does"))
+# Fixed; was a strict xfail: "runtime/tensor.py Tensor.__bool__: a comprehension's `if` on a
+# symbolic tensor inside converted code says 'Decorate the function with autograph.convert'
+# although it is converted; it should say comprehensions stay Python and to write a loop"
 def test_filtered_list_comprehension_over_symbolic_tensors_says_to_use_a_loop():
     with pytest.raises(TypeError) as info:
         ag.convert(filtered_squares)(rt.constant(np.array([1, 2, 3], np.int32)))
     check_error(info.value, filtered_squares, "if e > 1")
+    assert "`for` loop" in str(info.value) and "Decorate" not in str(info.value)
     assert "autograph.convert" not in str(info.value)
     assert "comprehension" in str(info.value) and "for" in str(info.value)
 
