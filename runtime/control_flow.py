@@ -480,6 +480,16 @@ def _trace_loop(cond, body, structure, single, specs, names, weak_kinds=None):
     if single or not isinstance(body_result, (list, tuple)):
         body_result = [body_result]
     if not nest.same_structure(_as_lists(structure), _as_lists(list(body_result))):
+        changed = [k for k, (a, b) in enumerate(zip(structure, body_result))
+                   if not nest.same_structure(_as_lists(a), _as_lists(b))]
+        if names and len(names) == len(structure) == len(body_result) and changed:
+            k = changed[0]
+            raise ValueError(
+                f"while_loop: {_describe(names, k, 'loop variable')} is "
+                f"{nest.structure_str(structure[k])} before the loop but "
+                f"{nest.structure_str(body_result[k])} after an iteration; a loop variable "
+                f"must keep its structure (the same nesting of lists, tuples and dicts, "
+                f"with tensors at the same places)")
         raise ValueError(
             f"while_loop: the body must return the structure of the loop variables "
             f"{nest.structure_str(structure)}, got {nest.structure_str(body_result)}"

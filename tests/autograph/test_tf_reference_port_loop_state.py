@@ -482,7 +482,7 @@ def test_variable_changing_structure_with_python_bounds():
     assert_equivalent(while_changes_structure, 2, tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=STRUCTURE_MESSAGES)
+# Fixed; was a strict xfail (STRUCTURE_MESSAGES)
 def test_variable_changing_structure():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(while_changes_structure)(rt.constant(2))
