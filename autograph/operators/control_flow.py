@@ -185,6 +185,22 @@ def closure_state(fn, symbol_names):
             else:
                 slot.cell_contents = value
 
+    def unbind(values):
+        """Leave the variables whose value is Undefined without one (`del x` on every
+        path of a tensor `if`): reading them is Python's own UnboundLocalError."""
+        for (_, slot), value in zip(pairs, values):
+            if type(value) is not Undefined:
+                continue
+            if type(slot) is str:
+                namespace.pop(slot, None)
+            else:
+                try:
+                    del slot.cell_contents
+                except ValueError:
+                    pass
+
+    set_state.unbind = unbind
+
     return get_state, set_state
 
 
@@ -262,8 +278,12 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs
     outs = _staging_check("tensor `if`", rt_cf.cond_with_names, cond,
                           branch(body, "true"), branch(orelse, "false"),
                           names=_display_names(symbol_names), missing=_is_missing_return)
-    set_state(tuple(_unless_unchanged(_from_graph_value(v, like), like)
-                    for v, like in zip(outs, init)))
+    final = tuple(_unless_unchanged(_from_graph_value(v, like), like)
+                  for v, like in zip(outs, init))
+    set_state(final)
+    unbind = getattr(set_state, "unbind", None)
+    if unbind is not None:
+        unbind(final)
 
 
 def _fresh(values):

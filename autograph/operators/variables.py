@@ -21,6 +21,14 @@ class Undefined:
     def _use(self, *_):
         raise _unbound(self.symbol_name)
 
+    # Equal for the same symbol: a symbol both branches of a tensor `if` leave without a
+    # value (`del x` in each) is the same Python value, not two values to merge.
+    def __eq__(self, other):
+        return type(other) is Undefined and other.symbol_name == self.symbol_name
+
+    def __hash__(self):
+        return hash((Undefined, self.symbol_name))
+
     # Using it at all is reading a variable without a value: Python's UnboundLocalError
     # (naming it), not a TypeError about this class.
     __bool__ = __len__ = __iter__ = __call__ = __getitem__ = __index__ = __int__ = \

@@ -208,12 +208,9 @@ def test_imbalanced_lifetime_under_a_tensor_condition_is_a_staging_error(f, miss
     assert "branch" in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "converters/control_flow (tensor if): `i = 1; if c: del i; else: del i; return i` with "
-    "a tensor c raises StagingError \"'i' is <undefined i> in the true branch and <undefined "
-    "i> in the false branch; a value that differs between the branches ... must be a "
-    "tensor\": internal placeholder text, and it says the value differs when it is unbound "
-    "on every path (Python raises UnboundLocalError naming 'i' whatever c is)"))
+# Fixed; was a strict xfail: "`i = 1; if c: del i; else: del i; return i` with a tensor c
+# raises StagingError \"'i' is <undefined i> in the true branch and <undefined i> in the
+# false branch; a value that differs ... must be a tensor\" (Python: UnboundLocalError)"
 @pytest.mark.parametrize("c", [True, False])
 def test_variable_deleted_in_both_branches_of_a_tensor_if(c):
     with pytest.raises((UnboundLocalError, ag.StagingError)) as info:
