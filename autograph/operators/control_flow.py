@@ -470,8 +470,20 @@ def _initial_graph_value(value):
 
 def _check_unchanged(values, init, carried, names):
     carried = set(carried)
+    graph = rt.get_default_graph()
     for i, (now, before) in enumerate(zip(values, init)):
-        if i in carried or now is before:
+        if i in carried:
+            continue
+        if now is before:
+            if isinstance(now, (dict, list)) and any(
+                    isinstance(leaf, SymbolicTensor) and leaf.graph is graph
+                    for leaf in nest.flatten(now)):
+                raise staging_error(
+                    f"{_quoted(names[i])} is a Python {type(now).__name__} without tensors "
+                    f"before a tensor loop, and the loop puts values computed in it into "
+                    f"it; a graph loop can only change what it carries from the start: "
+                    f"give {_quoted(names[i])} its entries (tensors) before the loop",
+                    skip=4)
             continue
         if is_undefined(before) and is_undefined(now):
             continue

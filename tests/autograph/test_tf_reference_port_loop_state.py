@@ -845,12 +845,10 @@ def test_item_with_literal_key_set_in_a_tensor_loop(n):
     assert_equivalent(item_with_literal_key_set_in_loop, n, 5, tensors=True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "converters/control_flow (tensor loop): `d[k] = x + 1` where the key variable k is "
-    "assigned inside the loop body (`k = 'subkey'`) is not carried as loop state (README: "
-    "the whole container is carried when the key changes inside the loop): the body's "
-    "tensor leaks out, ValueError \"Tensor add:0 ... belongs to graph 'while_body'\" "
-    "(with a literal key d['subkey'] it works)"))
+# Fixed; was a strict xfail: "`d[k] = x + 1` where the key variable k is assigned inside the
+# loop body is not carried as loop state: the body's tensor leaks out, ValueError 'Tensor
+# add:0 ... belongs to graph while_body'" (an empty dict filled in the loop is a StagingError
+# naming it now)
 @pytest.mark.parametrize("n", [0, 4])
 def test_item_with_key_set_in_a_tensor_loop(n):
     assert_python_result_or_staging_error(item_with_key_set_in_loop,
