@@ -175,6 +175,9 @@ class TensorList:
         return f"TensorList({self.tensor!r})"
 
 
+_ELEMENT_TYPES = (Tensor, rt.Variable, np.ndarray, np.generic, bool, int, float, complex)
+
+
 def check_list_element(x, name):
     """Raise unless `x` can be an element of a tensor list (names the list)."""
     if isinstance(x, (tuple, list, dict)):
@@ -182,6 +185,13 @@ def check_list_element(x, name):
             f"the list '{name}' is grown inside a tensor loop, so it becomes a tensor list, "
             f"whose elements must be tensors (or numbers); this one is a {type(x).__name__}. "
             f"Append rt.stack([...]) of the values, or keep one list per value.", skip=4)
+    if not isinstance(x, _ELEMENT_TYPES):
+        raise staging_error(
+            f"the list '{name}' is grown inside a tensor loop, so it becomes a tensor list, "
+            f"whose elements must be tensors (or numbers); this one is a "
+            f"{type(x).__name__}. Only tensors can be collected in a graph "
+            f"loop: build such a list in a Python loop (over a range of a Python number).",
+            skip=4)
 
 
 def new_list(iterable=None):

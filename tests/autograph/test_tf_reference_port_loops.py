@@ -913,13 +913,9 @@ def test_lambdas_with_defaults_made_in_a_loop(values):
     assert_equivalent(lambdas_with_defaults_made_in_loop, values, tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/control_flow.py: a list of lambdas grown in a tensor loop "
-    "(`for i in t: fns.append(lambda: i + i)`, t a traced tensor) fails with TypeError "
-    "'Cannot convert <function lambdas_made_in_loop.<locals>.loop_body.<locals>.<lambda>> "
-    "of type function to a tensor': it names generated code (loop_body), not the list "
-    "'fns' nor the user's line; expected a StagingError naming 'fns' (a tensor loop can "
-    "only grow lists of tensors)"))
+# Fixed; was a strict xfail: "a list of lambdas grown in a tensor loop fails with TypeError
+# 'Cannot convert <function ...loop_body.<locals>.<lambda>> of type function to a tensor':
+# it names generated code, not the list 'fns' nor the user's line"
 def test_lambdas_appended_in_a_tensor_loop_is_a_clear_error():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(lambdas_made_in_loop)(rt.constant(i32(1, 2)))
