@@ -675,6 +675,13 @@ def _typed_zero(value, name):
         return nest.map_structure(lambda v: _typed_zero(v, name), value)
     if isinstance(value, TensorList):
         return TensorList.empty_like(value.element_like())
+    if isinstance(value, _ProbeList):
+        # (an empty list the loop grows, assigned to this symbol too: `return v`)
+        if value.element is None:
+            raise staging_error(
+                f"{_quoted(name)} is first assigned inside a tensor loop to an empty list "
+                f"whose elements are not known; give it a value before the loop", skip=6)
+        return TensorList.empty_like(value.element, value.name)
     if isinstance(value, list):
         # First assigned in the body, a list is made anew each iteration: a structure of
         # fixed length (a list the body grew started empty, a tensor list, above).

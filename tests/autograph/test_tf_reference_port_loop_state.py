@@ -1227,13 +1227,8 @@ def test_jumps_in_tensor_loops_that_grow_lists(f, x):
     assert_same_stacked(f, rt.constant(x))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "autograph/operators/control_flow.py: `return v` inside a tensor loop that grows the "
-    "list v (`v = []; while x > 0: x -= 1; if x == 1: return v; v.append(x)`, then "
-    "`return v`) fails while tracing: the hidden return value is not made a tensor list "
-    "like v. v = [] gives StagingError '...holds a Python _ProbeList...' (internal name; "
-    "'assign it before the loop' cannot apply to a return value), v = [0] gives 'the "
-    "return value has shape (1,) before the loop but (None,)... give it a shape invariant'"))
+# Fixed; was a strict xfail: "`return v` inside a tensor loop that grows the list v fails
+# while tracing: the hidden return value is not made a tensor list like v"
 @pytest.mark.parametrize("x", [0, 3, 4])
 def test_return_of_a_list_grown_in_a_tensor_loop(x):
     assert_same_stacked(return_in_with_in_loop_collects, rt.constant(x))
