@@ -42,6 +42,7 @@ class _Function:
         self.closure_writes = {}      # local function name -> enclosing names it writes
         self.shared = set()           # names generated functions declare nonlocal
         self.enclosing_state = []     # state of the statements being converted, outermost first
+        self.has_closures = True      # a lambda or def may be nested in the function
 
 
 def _unbound_nonlocals(fn_node, walrus):
@@ -87,6 +88,24 @@ def _closure_writes(fn_node):
     return {name: written for name, written in writes.items() if written}
 
 
+def _captured_names(node):
+    """Names read inside the lambdas and defs nested in `node`."""
+    names = set()
+    for n in visitor.walk(node):
+        if isinstance(n, (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef)):
+            names.update(m.id for m in visitor.walk(n)
+                         if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load))
+    return names
+
+
+def _has_closures(fn_node, source):
+    """Whether a lambda or def is nested in the function (a cheap, conservative test)."""
+    if source is None or "lambda" in source:
+        return True
+    return any(isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))
+               for n in visitor.statements(fn_node.body))
+
+
 def _names_read(node):
     return {qual_names.QN(n.id) for n in visitor.walk(node)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
@@ -102,6 +121,7 @@ class ControlFlowTransformer(transformer.Base):
         around = dict(functions.value.closure_writes) if functions.level else {}
         with functions as fn:
             fn.scope = anno.getanno(node, anno.Static.SCOPE)
+            fn.has_closures = _has_closures(node, self.ctx.info.source_code)
             fn.closure_writes = {**around, **_closure_writes(node)}
             node.body = self.visit_block(node.body)
             # A variable the generated functions share (nonlocal) must be bound in a
@@ -194,6 +214,11 @@ class ControlFlowTransformer(transformer.Base):
         outer = {qn for qn in simple if qn in fn.scope.nonlocals}
         nonlocal_names = {qn for qn in simple if qn in fn_locals and (qn in state or qn in maybe)}
         nonlocal_names |= outer
+        if fn.has_closures:
+            # A variable a lambda or def in the block reads stays the function's own (late
+            # binding: `fns.append(lambda: i)` in a loop sees the last `i`, as in Python).
+            captured = _captured_names(node)
+            nonlocal_names |= {qn for qn in simple if qn in fn_locals and str(qn) in captured}
         fn.shared.update(str(qn) for qn in nonlocal_names)
         undefined = [qn for qn in state if not qn.is_composite() and qn not in maybe
                      and qn in fn_locals]

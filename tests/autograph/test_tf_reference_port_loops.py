@@ -902,7 +902,7 @@ LATE_BINDING = (
     "`[g() for g in fns]` is [1, 2] converted, [2, 2] in Python (late binding)")
 
 
-@pytest.mark.xfail(strict=True, reason=LATE_BINDING)
+# Fixed; was a strict xfail (LATE_BINDING): captured variables stay the function's own
 @pytest.mark.parametrize("values", [[1, 2], [1, 2, 3]])
 def test_lambdas_made_in_a_loop_see_the_last_value(values):
     assert_equivalent(lambdas_made_in_loop, values, tensors=False)
