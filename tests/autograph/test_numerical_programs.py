@@ -13,7 +13,10 @@ stay Python values in both runs (functions, Python ints fixed in the trace).
 
 The project's documented differences from numpy are followed: a Python float meeting an
 integer tensor gives float32 (weak typing, `runtime/dtypes.py`), where numpy gives float64.
-Bugs found are strict xfails whose reason gives the diagnosis.
+Bugs found are strict xfails whose reason gives the diagnosis (reduced at the end of the
+file); the ones fixed since stay as plain tests, marked "(fixed)" with the diagnosis they
+had. Every converted run has a loop iteration limit, so a graph loop that never ends is a
+failure, not a hang.
 """
 import collections
 import contextlib
@@ -78,9 +81,12 @@ def converted(f):
     return _CONVERTED[f]
 
 
+LOOP_LIMIT = 100_000        # far above any loop here: a runaway graph loop fails instead
+
+
 def _run(fn, args):
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), rt.config.options(loop_iteration_limit=LOOP_LIMIT):
         result = fn(*args)
     return result, out.getvalue()
 
@@ -152,7 +158,8 @@ def check(f, *args, reference_tensors=False, raises=None):
             f(*plain_args)
         expected_text = out.getvalue()
         out = io.StringIO()
-        with pytest.raises(raises), contextlib.redirect_stdout(out):
+        with pytest.raises(raises), contextlib.redirect_stdout(out), \
+                rt.config.options(loop_iteration_limit=LOOP_LIMIT):
             converted(f)(*[_tensor_args(a) for a in args])
         assert out.getvalue() == expected_text
         return None
@@ -636,11 +643,14 @@ def integrate_until(y0, dt, t_end):
 CALLEE_SIDE_EFFECTS = (
     "autograph/converters/control_flow.py (loop state): attributes a called method assigns "
     "(self.t = ... in sim.advance()) are not loop state of the caller's tensor loop. "
-    "Reduced: `class Clock: t = 0.0; def tick(self): self.t = self.t + 1.0` and "
-    "`while clock.t < t_end: clock.tick()` returns 1.0 for t_end=3.0 (silently: the body "
-    "is traced once and the Python attribute keeps the traced value); with a tensor "
-    "attribute the body's tensor leaks out of the while_body graph (ValueError). Assigning "
-    "clock.t in the loop body itself works. Already pinned in test_equivalence_calls.py")
+    "Reduced (run_clock below): `class Clock: t = 0.0; def tick(self): self.t = self.t + "
+    "1.0` and `while clock.t < t_end: clock.tick()`: the graph while carries no variable "
+    "(n_vars=0) and its condition is the constant test `t_end > 0.0`, an infinite loop; "
+    "the optimizer prunes the output-less while and the function returns 1.0 for t_end=3.0 "
+    "(the body traced once), with RT_OPTIMIZE=0 it never ends. With a tensor attribute "
+    "(Integrator.y) the body's tensor leaks out of the while_body graph (ValueError). "
+    "Assigning clock.t in the loop body itself works. Pinned in test_equivalence_calls.py "
+    "too (method_assigns_attribute_in_tensor_loop)")
 
 
 @pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)
@@ -918,7 +928,7 @@ def pisano_period(m):
     return -1
 
 
-WEAK_RETYPING_ONE_PASS = (
+WEAK_RETYPING_ONE_PASS = (          # fixed since; the diagnosis it had
     "runtime/control_flow.py while_loop_with_names: loop variables that start as Python "
     "numbers are retyped from ONE trace of the body (_weak_retyping), then the body is "
     "traced again and checked; a number that takes its dtype from another weak variable "
@@ -930,8 +940,7 @@ WEAK_RETYPING_ONE_PASS = (
 
 @pytest.mark.parametrize("m", [
     np.int32(2), np.int32(3), np.int32(10), np.int32(1), np.int32(0),
-    pytest.param(np.int64(7), marks=pytest.mark.xfail(strict=True,
-                                                      reason=WEAK_RETYPING_ONE_PASS)),
+    np.int64(7),                # (fixed) WEAK_RETYPING_ONE_PASS
 ])
 def test_pisano_period(m):
     check(pisano_period, m)
@@ -1374,7 +1383,7 @@ SEPARABLE = f32([2, 1], [3, 4], [-1, -2], [-2, 1], [1, -3], [0.5, 2])
 LABELS = f32(1, 1, -1, -1, 1, 1)
 
 
-WEAK_NUMBER_INTO_INNER_LOOP = (
+WEAK_NUMBER_INTO_INNER_LOOP = (          # fixed since; the diagnosis it had
     "runtime/control_flow.py _weak_retyping: a loop variable that starts as a Python "
     "number is a weak placeholder inside an outer tensor loop; an inner tensor loop that "
     "gives it another dtype does not retype it (tensors, weak ones too, are skipped), so "
@@ -1386,8 +1395,7 @@ WEAK_NUMBER_INTO_INNER_LOOP = (
 @pytest.mark.parametrize("max_epochs", [np.int32(20), np.int32(1), np.int32(0)])
 @pytest.mark.parametrize("dtype", [
     np.float32,
-    pytest.param(np.float64, marks=pytest.mark.xfail(strict=True,
-                                                     reason=WEAK_NUMBER_INTO_INNER_LOOP)),
+    np.float64,                 # (fixed) WEAK_NUMBER_INTO_INNER_LOOP
 ])
 def test_perceptron(max_epochs, dtype):
     check(perceptron, SEPARABLE.astype(dtype), LABELS.astype(dtype), max_epochs)
@@ -1525,7 +1533,7 @@ def leaky_integrate_and_fire(currents, dt, tau, threshold, refractory):
     return v, rt.stack(spikes)
 
 
-PROBE_LOSES_WEAK_NUMBERS = (
+PROBE_LOSES_WEAK_NUMBERS = (          # fixed since; the diagnosis it had
     "autograph/operators/control_flow.py _stand_in: when a tensor loop also carries a list "
     "(or a variable first assigned in it), the body is first probed on placeholders; a "
     "Python number's placeholder is created without `weak`, so a tensor `if` in the body "
@@ -1538,8 +1546,8 @@ PROBE_LOSES_WEAK_NUMBERS = (
 
 @pytest.mark.parametrize("currents, refractory", [
     (np.full(60, 1.5, np.float32), np.int32(3)),
-    pytest.param(np.concatenate([np.zeros(10), np.full(30, 2.5)]), np.int32(0),
-                 marks=pytest.mark.xfail(strict=True, reason=PROBE_LOSES_WEAK_NUMBERS)),
+    # (fixed) PROBE_LOSES_WEAK_NUMBERS
+    (np.concatenate([np.zeros(10), np.full(30, 2.5)]), np.int32(0)),
     (np.linspace(0, 3, 40, dtype=np.float32), np.int32(2)),
 ])
 def test_leaky_integrate_and_fire(currents, refractory):
@@ -1547,7 +1555,7 @@ def test_leaky_integrate_and_fire(currents, refractory):
     check(leaky_integrate_and_fire, currents, t(0.5), t(5.0), t(1.0), refractory)
 
 
-# -- series, integer algorithms, matrix powers ------------------------------------------------------
+# -- series, integer algorithms, matrix powers -----------------------------------------------------
 
 def exp_by_series(x, tol):
     """exp(x) by scaling and squaring around a Taylor series summed to a tolerance."""
@@ -1757,7 +1765,7 @@ def back_substitution_reversed(U, b, n):
     return x
 
 
-REVERSED_TENSOR_RANGE = (
+REVERSED_TENSOR_RANGE = (          # fixed since; the diagnosis it had
     "autograph/operators/py_builtins.py TensorRange: `range(n)` of a symbolic n is a "
     "TensorRange without __reversed__ (nor __len__/__getitem__), so `reversed(range(n))` "
     "raises TypeError \"'TensorRange' object is not reversible\" while tracing; eagerly "
@@ -1769,8 +1777,7 @@ REVERSED_TENSOR_RANGE = (
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("solver", [
     back_substitution,
-    pytest.param(back_substitution_reversed,
-                 marks=pytest.mark.xfail(strict=True, reason=REVERSED_TENSOR_RANGE)),
+    back_substitution_reversed,     # (fixed) REVERSED_TENSOR_RANGE
 ])
 def test_back_substitution(solver, dtype):
     U, b = UPPER.astype(dtype), f64(3, 8, 8).astype(dtype)
@@ -1846,7 +1853,7 @@ def test_next_perfect_number(start, limit):
     check(next_perfect_number, start, limit)
 
 
-# -- comprehensions and generator expressions over tensors ------------------------------------------
+# -- comprehensions and generator expressions over tensors -----------------------------------------
 
 def pairwise_sum(x):
     """Pairwise (cascade) summation: halve the vector until one value is left; the vector
@@ -1887,7 +1894,7 @@ def polynomial_residuals(coeffs, xs, ys):
     return rt.stack(residuals), sum(r * r for r in residuals)
 
 
-ZIP_IN_COMPREHENSION = (
+ZIP_IN_COMPREHENSION = (          # fixed since; the diagnosis it had
     "autograph/operators/py_builtins.py zip_ / enumerate_: zip() and enumerate() of "
     "symbolic tensors return TensorZip / TensorEnumerate, which have no __iter__ (unlike "
     "_Rows, and TensorRange, which explains itself), so Python iteration of them in a "
@@ -1898,14 +1905,103 @@ ZIP_IN_COMPREHENSION = (
     "eager tensors works")
 
 
-@pytest.mark.xfail(strict=True, reason=ZIP_IN_COMPREHENSION)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_weighted_mean_by_comprehension(dtype):
     check(weighted_mean_by_comprehension, np.array([1, 2, 4, 8], dtype),
           np.array([0.5, 1, 1, 0.25], dtype))
 
 
-@pytest.mark.xfail(strict=True, reason=ZIP_IN_COMPREHENSION)
 def test_polynomial_residuals_by_comprehension():
     xs = np.linspace(-1, 1, 5).astype(np.float32)
     check(polynomial_residuals, f32(1, -2, 0.5), xs, (1 - xs) ** 2)
+
+
+# -- the bugs above, reduced -----------------------------------------------------------------------
+# The smallest programs showing each diagnosis, so a fix is seen at once (XPASS); "(fixed)"
+# ones were fixed while this file was written and stay as regression tests.
+
+def shift_pair(n, step):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, b + step
+    return a, b
+
+
+def nested_running_sum(xs, n):
+    b = 0.0
+    for _ in range(n):
+        for x in xs:
+            b = b + x
+    return b
+
+
+def sum_nonnegative_and_keep_all(xs):
+    v = 0.0
+    seen = []
+    for x in xs:
+        if x >= 0:
+            v += x
+        seen.append(x)
+    return v, rt.stack(seen)
+
+
+def countdown_list(n):
+    out = []
+    for k in reversed(range(n)):
+        out.append(k)
+    return rt.stack(out)
+
+
+def dot_by_generator(x, w):
+    return sum(a * b for a, b in zip(x, w))
+
+
+def powers_by_generator(c, x):
+    return sum(ck * x ** k for k, ck in enumerate(c))
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def tick(self):
+        self.t = self.t + 1.0
+
+
+def run_clock(t_end):
+    clock = Clock()
+    while clock.t < t_end:
+        clock.tick()
+    return clock.t
+
+
+def run_clock_inline(t_end):
+    clock = Clock()
+    while clock.t < t_end:
+        clock.t = clock.t + 1.0         # assigned in the loop itself: carried
+    return clock.t
+
+
+@pytest.mark.parametrize("f, args", [
+    # (fixed) WEAK_RETYPING_ONE_PASS
+    pytest.param(shift_pair, (np.int32(3), np.int64(2)), id="weak-retyping-one-pass-int64"),
+    pytest.param(shift_pair, (np.int32(3), np.float64(2)), id="weak-retyping-one-pass-float"),
+    pytest.param(shift_pair, (np.int32(3), np.int32(2)), id="weak-retyping-default-dtype"),
+    # (fixed) WEAK_NUMBER_INTO_INNER_LOOP
+    pytest.param(nested_running_sum, (f64(1, 2), np.int32(2)), id="weak-into-inner-loop"),
+    pytest.param(nested_running_sum, (f32(1, 2), np.int32(2)), id="inner-loop-float32"),
+    # (fixed) PROBE_LOSES_WEAK_NUMBERS
+    pytest.param(sum_nonnegative_and_keep_all, (f64(1, -2, 3),), id="probe-loses-weak"),
+    pytest.param(sum_nonnegative_and_keep_all, (f32(1, -2, 3),), id="probe-float32"),
+    # (fixed) REVERSED_TENSOR_RANGE
+    pytest.param(countdown_list, (np.int32(3),), id="reversed-range"),
+    # (fixed) ZIP_IN_COMPREHENSION
+    pytest.param(dot_by_generator, (f32(1, 2, 3), f32(1, 2, 3)), id="zip-in-generator"),
+    pytest.param(powers_by_generator, (f32(1, 2, 3), np.float32(2)),
+                 id="enumerate-in-generator"),
+    pytest.param(run_clock, (np.float32(3.0),), id="method-assigns-attribute-in-loop",
+                 marks=pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)),
+    pytest.param(run_clock_inline, (np.float32(3.0),), id="attribute-assigned-in-loop"),
+])
+def test_reduced(f, args):
+    check(f, *args)
