@@ -2005,3 +2005,97 @@ def run_clock_inline(t_end):
 ])
 def test_reduced(f, args):
     check(f, *args)
+
+
+# -- derivatives from tapes inside the iteration ---------------------------------------------------
+
+def newton_with_autodiff(f, x, tol, max_iter):
+    """Newton's method whose derivative comes from a tape at every step."""
+    for it in range(max_iter):
+        with rt.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        dy = tape.gradient(y, x)
+        if dy == 0:
+            print(f"flat at x = {x:.6f}")
+            break
+        step = y / dy
+        x = x - step
+        if abs(step) < tol:
+            print(f"converged in {it + 1} iterations: x = {x:.12f}")
+            break
+    return x
+
+
+def cubic_in_x(v):
+    return v * v * v - 2 * v - 5
+
+
+def parabola(v):
+    return v * v - 4
+
+
+@pytest.mark.parametrize("f, x, tol", [
+    (cubic_in_x, np.float64(2.0), np.float64(1e-12)),
+    (cubic_in_x, np.float32(3.0), np.float32(1e-6)),
+    (cubic_in_x, np.float64(0.0), np.float64(1e-12)),      # wanders, then converges
+    (parabola, np.float64(-0.5), np.float64(1e-12)),
+    (parabola, np.float32(0.0), np.float32(1e-6)),         # f'(0) = 0: flat at once
+])
+def test_newton_with_autodiff(f, x, tol):
+    check(newton_with_autodiff, py(f), x, tol, np.int32(50), reference_tensors=True)
+
+
+def newton_minimize_with_nested_tapes(x, max_iter):
+    """Minimize sum(exp(x) - 2x + x^2/2) by Newton steps, the curvature from a tape around
+    a tape (the Hessian is diagonal)."""
+    iters = 0
+    for _ in range(max_iter):
+        with rt.GradientTape() as outer:
+            outer.watch(x)
+            with rt.GradientTape() as inner:
+                inner.watch(x)
+                f = rt.reduce_sum(rt.exp(x) - 2 * x + 0.5 * x * x)
+            g = inner.gradient(f, x)
+        h = outer.gradient(g, x)
+        x = x - g / h
+        iters += 1
+        if rt.reduce_max(abs(g)) < 1e-10:
+            break
+    return x, iters
+
+
+@pytest.mark.parametrize("x, max_iter", [
+    (f64(0, 1, -1), np.int32(20)), (f32(2, -2), np.int32(3)), (f64(0.5), np.int32(0)),
+])
+def test_newton_minimize_with_nested_tapes(x, max_iter):
+    check(newton_minimize_with_nested_tapes, x, max_iter, reference_tensors=True)
+
+
+def descend_on_variable(w, target, lr, n_steps):
+    """Gradient steps on a variable created outside, with a report every 5 steps."""
+    for i in range(n_steps):
+        with rt.GradientTape() as tape:
+            loss = rt.reduce_sum((w - target) ** 2)
+        w.assign_sub(lr * tape.gradient(loss, w))
+        if i % 5 == 0:
+            print(f"step {i}: loss {loss:.6f}")
+    return w.read_value()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_descent_on_a_variable(dtype):
+    target, lr = np.array([3.0, -1.0], dtype), dtype(0.1)
+    texts = []
+    results = []
+    for fn, wrap in ((descend_on_variable, lambda v: v),
+                     (converted(descend_on_variable), rt.constant)):
+        w = rt.Variable(np.array([0.0, 1.0], dtype))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            results.append(fn(w, wrap(target), wrap(lr), wrap(np.int32(12))))
+            results.append(fn(w, wrap(target), wrap(lr), wrap(np.int32(3))))   # continues
+        texts.append(out.getvalue())
+        results.append(w.numpy())
+    assert texts[1] == texts[0]
+    assert_same(results[:3], results[3:])
