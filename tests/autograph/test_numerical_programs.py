@@ -1916,6 +1916,70 @@ def test_polynomial_residuals_by_comprehension():
     check(polynomial_residuals, f32(1, -2, 0.5), xs, (1 - xs) ** 2)
 
 
+# -- more simulations --------------------------------------------------------------------------------
+
+def mandelbrot_escape(c_re, c_im, max_iter):
+    """Escape times on a grid, vectorized; stops early once every point has escaped."""
+    zr, zi = c_re * 0, c_im * 0
+    escape = rt.fill(rt.shape(c_re), max_iter)
+    for i in range(max_iter):
+        zr, zi = zr * zr - zi * zi + c_re, 2 * zr * zi + c_im
+        escaped_now = (zr * zr + zi * zi > 4) & (escape == max_iter)
+        escape = rt.where(escaped_now, i, escape)
+        if rt.reduce_all(escape < max_iter):
+            print(f"all escaped after {i + 1} iterations")
+            break
+        zr = rt.clip_by_value(zr, -4.0, 4.0)
+        zi = rt.clip_by_value(zi, -4.0, 4.0)
+    return escape
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("region, max_iter", [
+    ((-2.0, 0.5, -1.2, 1.2), np.int32(30)),
+    ((2.5, 3.0, 2.5, 3.0), np.int32(30)),           # all escape at once
+    ((-0.2, 0.2, -0.2, 0.2), np.int32(5)),          # none escapes
+    ((-2.0, 0.5, -1.2, 1.2), np.int32(0)),
+])
+def test_mandelbrot_escape_times(region, max_iter, dtype):
+    x0, x1, y0, y1 = region
+    re, im = np.meshgrid(np.linspace(x0, x1, 7), np.linspace(y0, y1, 5))
+    check(mandelbrot_escape, re.astype(dtype), im.astype(dtype), max_iter)
+
+
+def decay_chain(n0, rates, dt, n_steps):
+    """The chain A -> B -> C by explicit Euler; also returns the index of the last step
+    taken (n_steps when none was)."""
+    a, b, c = n0, n0 * 0, n0 * 0
+    last_step = n_steps
+    for k in range(n_steps):
+        da = -rates[0] * a
+        db = rates[0] * a - rates[1] * b
+        a, b, c = a + dt * da, b + dt * db, c + dt * rates[1] * b
+        last_step = k
+    return a, b, c, last_step
+
+
+WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE = (
+    "runtime/control_flow.py _body_output: the index of `for k in range(n)` is an int32 "
+    "tensor standing for a Python int (weak), but a loop variable of another int dtype that "
+    "is assigned it in the loop body keeps its dtype only through a tensor `if` (the cond "
+    "adapts weak values), not when assigned directly: the body output is not cast. "
+    "Reduced: `last = n; for k in range(n): last = k` with n = rt.constant(4, rt.int64) "
+    "raises StagingError \"'last' has dtype int64 before the loop but int32 after an "
+    "iteration\"; Python gives 3 (the same assignment inside a tensor if works)")
+
+
+@pytest.mark.parametrize("n_steps", [
+    np.int32(40), np.int32(0),
+    pytest.param(np.int64(40), marks=pytest.mark.xfail(
+        strict=True, reason=WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE)),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_decay_chain(n_steps, dtype):
+    check(decay_chain, dtype(1000.0), np.array([0.3, 0.1], dtype), dtype(0.1), n_steps)
+
+
 # -- the bugs above, reduced -----------------------------------------------------------------------
 # The smallest programs showing each diagnosis, so a fix is seen at once (XPASS); "(fixed)"
 # ones were fixed while this file was written and stay as regression tests.
@@ -1943,6 +2007,13 @@ def sum_nonnegative_and_keep_all(xs):
             v += x
         seen.append(x)
     return v, rt.stack(seen)
+
+
+def last_index(n):
+    last = n
+    for k in range(n):
+        last = k
+    return last
 
 
 def countdown_list(n):
@@ -1999,6 +2070,10 @@ def run_clock_inline(t_end):
     pytest.param(dot_by_generator, (f32(1, 2, 3), f32(1, 2, 3)), id="zip-in-generator"),
     pytest.param(powers_by_generator, (f32(1, 2, 3), np.float32(2)),
                  id="enumerate-in-generator"),
+    pytest.param(last_index, (np.int64(4),), id="weak-index-into-int64-variable",
+                 marks=pytest.mark.xfail(strict=True,
+                                         reason=WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE)),
+    pytest.param(last_index, (np.int32(4),), id="index-into-int32-variable"),
     pytest.param(run_clock, (np.float32(3.0),), id="method-assigns-attribute-in-loop",
                  marks=pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)),
     pytest.param(run_clock_inline, (np.float32(3.0),), id="attribute-assigned-in-loop"),
