@@ -1980,6 +1980,68 @@ def test_decay_chain(n_steps, dtype):
     check(decay_chain, dtype(1000.0), np.array([0.3, 0.1], dtype), dtype(0.1), n_steps)
 
 
+def ode_solve(method, y, t_end, n_steps):
+    """dy/dt = -y + cos(t) with the scheme chosen by a code (0 Euler, 1 midpoint, 2 Heun,
+    anything else RK4), matched inside the time loop."""
+    def f(t, y):
+        return -y + rt.cos(t)
+
+    h = t_end / n_steps
+    t = 0.0 * h
+    for _ in range(n_steps):
+        match method:
+            case 0:
+                y = y + h * f(t, y)
+            case 1:
+                y = y + h * f(t + h / 2, y + h / 2 * f(t, y))
+            case 2:
+                k1 = f(t, y)
+                y = y + h / 2 * (k1 + f(t + h, y + h * k1))
+            case _:
+                k1 = f(t, y)
+                k2 = f(t + h / 2, y + h / 2 * k1)
+                k3 = f(t + h / 2, y + h / 2 * k2)
+                y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + h, y + h * k3))
+        t = t + h
+    return y, t
+
+
+@pytest.mark.parametrize("method", [np.int32(0), np.int32(1), np.int32(2), np.int32(3),
+                                    np.int32(-1)])
+@pytest.mark.parametrize("y, t_end, n_steps", [
+    (np.float64(1.0), np.float64(2.0), np.int32(20)),
+    (f32(1.0, -1.0, 0.0), np.float32(1.0), np.int16(8)),    # float32 / int16 is float32
+])
+def test_ode_scheme_chosen_by_match(method, y, t_end, n_steps):
+    check(ode_solve, method, y, t_end, n_steps)
+
+
+def compensated_sum(xs):
+    """Kahan summation next to the naive sum: the compensation (t - s) - y is algebraically
+    zero, so it only survives if the graph keeps floating-point evaluation order."""
+    s = xs[0] * 0
+    c = xs[0] * 0
+    naive = xs[0] * 0
+    for x in xs:
+        naive = naive + x
+        y = x - c
+        t = s + y
+        c = (t - s) - y
+        s = t
+    return s, naive, c
+
+
+@pytest.mark.parametrize("xs", [
+    np.array([1.0] + [1e-8] * 500, np.float32),
+    np.array([1.0] + [1e-4] * 300, np.float16),
+    np.array([1e16, 1.0, -1e16, 3.0] * 5, np.float64),
+])
+def test_kahan_summation_keeps_its_compensation(xs):
+    s, naive, _ = check(compensated_sum, xs)
+    if xs.dtype != np.float64:
+        assert s != naive            # the compensation made a difference
+
+
 # -- the bugs above, reduced -----------------------------------------------------------------------
 # The smallest programs showing each diagnosis, so a fix is seen at once (XPASS); "(fixed)"
 # ones were fixed while this file was written and stay as regression tests.
