@@ -144,21 +144,21 @@ def assert_same(expected, actual, path="result"):
         f"{path}: {actual!r} != {expected!r}"
 
 
-def check(f, *args, reference_tensors=False, raises=None):
+def check(f, *args, reference_tensors=False, raises=None, match=None):
     """Run f on numpy/Python values and ag.convert(f) on tensors: same results and text.
 
     `reference_tensors`: the plain run gets eager tensors (for programs that watch their
-    inputs on a tape). `raises`: both runs must raise this exception class, printing the
-    same text before it. Returns the plain run's result."""
+    inputs on a tape). `raises`: both runs must raise this exception class (with a message
+    matching `match`), printing the same text before it. Returns the plain run's result."""
     make = _eager_tensor_args if reference_tensors else _reference_args
     plain_args = [make(a) for a in args]
     if raises is not None:
         out = io.StringIO()
-        with pytest.raises(raises), contextlib.redirect_stdout(out):
+        with pytest.raises(raises, match=match), contextlib.redirect_stdout(out):
             f(*plain_args)
         expected_text = out.getvalue()
         out = io.StringIO()
-        with pytest.raises(raises), contextlib.redirect_stdout(out), \
+        with pytest.raises(raises, match=match), contextlib.redirect_stdout(out), \
                 rt.config.options(loop_iteration_limit=LOOP_LIMIT):
             converted(f)(*[_tensor_args(a) for a in args])
         assert out.getvalue() == expected_text
@@ -2040,6 +2040,40 @@ def test_kahan_summation_keeps_its_compensation(xs):
     s, naive, _ = check(compensated_sum, xs)
     if xs.dtype != np.float64:
         assert s != naive            # the compensation made a difference
+
+
+def damped_with_invariant(x, rate, n):
+    """A decay that must stay positive, checked by an assert whose message formats the
+    step and the value."""
+    for i in range(n):
+        x = x - rate * x - 0.1
+        assert x > 0, f"x became non-positive at step {i}: {x:.4f}"
+    return x
+
+
+def test_assert_with_formatted_message_in_a_loop():
+    check(damped_with_invariant, np.float32(1.0), np.float32(0.3), np.int32(2))
+    check(damped_with_invariant, np.float32(1.0), np.float32(0.3), np.int32(10),
+          raises=AssertionError, match=r"x became non-positive at step 3: -0\.0132")
+
+
+def ascend_until_large(x, n):
+    """Gradient ascent on x^2 that returns from inside the tape's `with` block."""
+    for i in range(n):
+        with rt.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+            if y > 100:
+                return x, i
+        x = x + tape.gradient(y, x)
+    return x, -1
+
+
+@pytest.mark.parametrize("x, n", [(np.float32(1.0), np.int32(10)),
+                                  (np.float64(1.0), np.int32(2)),
+                                  (np.float64(20.0), np.int32(5))])
+def test_return_from_inside_a_tape_block(x, n):
+    check(ascend_until_large, x, n, reference_tensors=True)
 
 
 # -- the bugs above, reduced -----------------------------------------------------------------------
