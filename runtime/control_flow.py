@@ -574,6 +574,10 @@ def _body_output(value, dtype, what):
     if isinstance(value, Variable):
         return value.read_value()
     if isinstance(value, Tensor):
+        kind = getattr(value, "weak", None)     # standing for a Python number: adapts
+        if kind is not None and value.dtype != dtype and \
+                dtypes.weak_result(kind, dtype) == dtype:
+            return cast(value, dtype)
         return value
     if isinstance(value, _NUMBERS):
         kind = dtypes.weak_kind(value) if not isinstance(value, np.generic) else None

@@ -1960,20 +1960,20 @@ def decay_chain(n0, rates, dt, n_steps):
     return a, b, c, last_step
 
 
-WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE = (
-    "runtime/control_flow.py _body_output: the index of `for k in range(n)` is an int32 "
-    "tensor standing for a Python int (weak), but a loop variable of another int dtype that "
-    "is assigned it in the loop body keeps its dtype only through a tensor `if` (the cond "
-    "adapts weak values), not when assigned directly: the body output is not cast. "
-    "Reduced: `last = n; for k in range(n): last = k` with n = rt.constant(4, rt.int64) "
-    "raises StagingError \"'last' has dtype int64 before the loop but int32 after an "
-    "iteration\"; Python gives 3 (the same assignment inside a tensor if works)")
+# Fixed (a weak tensor assigned to a loop variable adapts to its dtype):
+# WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE = (
+#     "runtime/control_flow.py _body_output: the index of `for k in range(n)` is an int32 "
+#     "tensor standing for a Python int (weak), but a loop variable of another int dtype that "
+#     "is assigned it in the loop body keeps its dtype only through a tensor `if` (the cond "
+#     "adapts weak values), not when assigned directly: the body output is not cast. "
+#     "Reduced: `last = n; for k in range(n): last = k` with n = rt.constant(4, rt.int64) "
+#     "raises StagingError \"'last' has dtype int64 before the loop but int32 after an "
+#     "iteration\"; Python gives 3 (the same assignment inside a tensor if works)")
 
 
 @pytest.mark.parametrize("n_steps", [
     np.int32(40), np.int32(0),
-    pytest.param(np.int64(40), marks=pytest.mark.xfail(
-        strict=True, reason=WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE)),
+    np.int64(40),       # fixed; was a strict xfail (WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE)
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_decay_chain(n_steps, dtype):
@@ -2166,9 +2166,7 @@ def run_clock_inline(t_end):
     pytest.param(dot_by_generator, (f32(1, 2, 3), f32(1, 2, 3)), id="zip-in-generator"),
     pytest.param(powers_by_generator, (f32(1, 2, 3), np.float32(2)),
                  id="enumerate-in-generator"),
-    pytest.param(last_index, (np.int64(4),), id="weak-index-into-int64-variable",
-                 marks=pytest.mark.xfail(strict=True,
-                                         reason=WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE)),
+    pytest.param(last_index, (np.int64(4),), id="weak-index-into-int64-variable"),  # fixed
     pytest.param(last_index, (np.int32(4),), id="index-into-int32-variable"),
     pytest.param(run_clock, (np.float32(3.0),), id="method-assigns-attribute-in-loop",
                  marks=pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)),
