@@ -163,16 +163,32 @@ class ControlFlowTransformer(transformer.Base):
         return gast.Assign(targets=[node.target], value=node.value, type_comment=None)
 
     # -- shared -------------------------------------------------------------------------
-    def _modified(self, *scopes):
+    def _modified(self, *scopes, live=frozenset()):
         """What the blocks modify, including enclosing variables written (through nonlocal)
-        by local functions they use: calling one may write them."""
+        by local functions they use: calling one may write them; and attributes and items
+        of local objects whose methods they call, which the blocks or later code (`live`)
+        read."""
         fn = self.state[_Function]
         modified = set()
         for scope in scopes:
             modified |= scope.modified
             for used in scope.read:
                 modified |= fn.closure_writes.get(used, set())
-        return modified
+        # A method called on a local object may assign its attributes (`clock.tick()`
+        # sets clock.t): the attributes and items of it that the blocks or later code read
+        # may change ("soft" state: written back only if the value changed). Not what is
+        # called, nor objects whose attributes are read in turn (`c.v` of `c.v.read()`).
+        called = {qn for scope in scopes for qn in scope.calls}
+        receivers = {qn.parent for qn in called
+                     if qn.is_composite() and not qn.parent.is_composite()}
+        receivers &= fn.scope.local_names
+        soft = set()
+        if receivers:
+            reads = set(live).union(*(scope.read for scope in scopes))
+            prefixes = {owner for qn in reads | called for owner in qn.owner_set}
+            soft = {qn for qn in reads if qn.is_composite() and qn.root in receivers
+                    and qn not in called and qn not in prefixes} - modified
+        return modified | soft, soft
 
     def _visit_inside(self, node, state):
         """Converts the statements nested in `node`. Its state counts as live for them:
@@ -232,7 +248,8 @@ class ControlFlowTransformer(transformer.Base):
     def _new(self, root):
         return self.ctx.namer.new_symbol(root, ())
 
-    def _accessors(self, state, nonlocal_names, global_names, maybe_undefined):
+    def _accessors(self, state, nonlocal_names, global_names, maybe_undefined,
+                   soft=frozenset()):
         """Statements defining get_state/set_state, and the names to pass.
 
             def get_state():                def set_state(vars_):
@@ -250,14 +267,26 @@ class ControlFlowTransformer(transformer.Base):
         values = [ast_util.ag_call("ldu", [
             gast.Lambda(args=ast_util.arguments(), body=qn.ast()),
             gast.Constant(value=str(qn), kind=None)])
-                  if qn in maybe_undefined else qn.ast() for qn in state]
-        targets = [_store_target(qn) for qn in state]
+                  if qn in maybe_undefined or qn in soft else qn.ast() for qn in state]
+        targets, write_back = [], []
+        for qn in state:
+            if qn not in soft:
+                targets.append(_store_target(qn))
+                continue
+            temp = self._new("value")           # written back only if it changed
+            targets.append(ast_util.name_node(temp, gast.Store()))
+            key = (gast.Constant(value=qn.attr, kind=None) if qn.has_attr()
+                   else qn.subscript.ast())
+            write_back.append(gast.Expr(value=ast_util.ag_call("write_back", [
+                qn.parent.ast(), key, ast_util.name_node(temp),
+                gast.Constant(value=qn.has_attr(), kind=None)])))
         get_state = ast_util.function_def(
             get_name, [], [gast.Return(value=gast.Tuple(elts=values, ctx=gast.Load()))])
         set_state = ast_util.function_def(
             set_name, [vars_name],
             [gast.Assign(targets=[gast.Tuple(elts=targets, ctx=gast.Store())],
-                         value=ast_util.name_node(vars_name), type_comment=None)],
+                         value=ast_util.name_node(vars_name), type_comment=None)]
+            + write_back,
             [str(n) for n in nonlocal_names], [str(n) for n in global_names])
         for n in (get_state, set_state):
             anno.setanno(n, anno.Basic.SKIP_PROCESSING, True)
@@ -299,14 +328,14 @@ class ControlFlowTransformer(transformer.Base):
         body_scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         orelse_scope = anno.getanno(node, anno.Static.ORELSE_SCOPE)
         live_out = anno.getanno(node, anno.Static.LIVE_VARS_OUT)
-        modified = self._modified(body_scope, orelse_scope)
+        modified, soft = self._modified(body_scope, orelse_scope, live=live_out)
         read = body_scope.read | orelse_scope.read
         state, n_outputs, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, modified, live_out, read, branches_live_in,
             body_scope.deleted | orelse_scope.deleted)
         node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
-                                                          maybe_undefined)
+                                                          maybe_undefined, soft)
         body_def, body_name = self._body_function("if_body", node.body, nonlocals, globals_)
         if node.orelse:
             else_def, else_name = self._body_function("else_body", node.orelse, nonlocals,
@@ -327,11 +356,12 @@ class ControlFlowTransformer(transformer.Base):
         live = (anno.getanno(node, anno.Static.LIVE_VARS_OUT)
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
         cond_scope = anno.getanno(node, anno.Static.COND_SCOPE)
+        modified, soft = self._modified(body_scope, cond_scope, live=live)
         state, _, nonlocals, globals_, undefined, maybe_undefined = self._state(
-            node, self._modified(body_scope, cond_scope), live, body_scope.read | cond_scope.read)
+            node, modified, live, body_scope.read | cond_scope.read)
         node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
-                                                          maybe_undefined)
+                                                          maybe_undefined, soft)
         body_def, body_name = self._body_function("loop_body", node.body, nonlocals, globals_)
         test_name = self._new("loop_test")
         test_def = [ast_util.function_def(test_name, [], [gast.Return(value=node.test)])]
@@ -349,12 +379,13 @@ class ControlFlowTransformer(transformer.Base):
                 | anno.getanno(node, anno.Static.LIVE_VARS_IN))
         if extra_test is not None:
             live = live | _names_read(extra_test)
-        modified = self._modified(body_scope) | _stored_symbols(node.target)
+        modified, soft = self._modified(body_scope, live=live)
+        modified |= _stored_symbols(node.target)
         state, _, nonlocals, globals_, undefined, maybe_undefined = self._state(
             node, modified, live, body_scope.read)
         node = self._visit_inside(node, state)
         accessors, get_state, set_state = self._accessors(state, nonlocals, globals_,
-                                                          maybe_undefined)
+                                                          maybe_undefined, soft)
         itr = self._new("itr")
         body = [gast.Assign(targets=[node.target], value=ast_util.name_node(itr),
                             type_comment=None)] + node.body

@@ -468,13 +468,26 @@ def _initial_graph_value(value):
     return _to_graph_value(value)
 
 
+def _same(now, before):
+    """The same value: the same object, or an equal non-tensor (a property may build a new
+    but equal object each time it is read, `x.shape`)."""
+    if now is before:
+        return True
+    if type(now) is not type(before) or isinstance(now, (Tensor, rt.Variable, TensorList)):
+        return False
+    try:
+        return bool(now == before)
+    except Exception:  # noqa: BLE001 - objects with odd __eq__ count as different
+        return False
+
+
 def _check_unchanged(values, init, carried, names):
     carried = set(carried)
     graph = rt.get_default_graph()
     for i, (now, before) in enumerate(zip(values, init)):
         if i in carried:
             continue
-        if now is before:
+        if _same(now, before):
             if isinstance(now, (dict, list)) and any(
                     isinstance(leaf, SymbolicTensor) and leaf.graph is graph
                     for leaf in nest.flatten(now)):

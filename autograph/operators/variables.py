@@ -92,6 +92,28 @@ def ldu(load, name):
         return Undefined(name)
 
 
+def write_back(owner, key, value, is_attribute):
+    """Set `owner.key` (attribute) or `owner[key]` (item) to `value` unless it holds it
+    already or `value` is Undefined: the write-back of state a called method may have
+    changed (`clock.t` around `clock.tick()`), which must not touch read-only attributes
+    it did not change (`x.shape`)."""
+    if type(value) is Undefined:
+        return
+    try:
+        current = getattr(owner, key) if is_attribute else owner[key]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        current = _NOTHING
+    if current is value:
+        return
+    if is_attribute:
+        setattr(owner, key, value)
+    else:
+        owner[key] = value
+
+
+_NOTHING = object()
+
+
 def match_value(subject, value):
     """A `case <value>:` test: equality (elementwise for tensors)."""
     return subject == value

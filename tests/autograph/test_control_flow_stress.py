@@ -8,7 +8,7 @@ names the module and the diagnosis.
 """
 import numpy as np
 import pytest
-from equivalence import (CALLEE_SIDE_EFFECTS, assert_equivalent, cases, differences, known_bug,
+from equivalence import (assert_equivalent, cases, differences, known_bug,
                          static)
 
 import autograph as ag
@@ -1624,7 +1624,7 @@ def test_bisection_with_iteration_cap(target, iterations):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(method_with_early_return_and_own_state, CALLEE_SIDE_EFFECTS)))
+    method_with_early_return_and_own_state))    # fixed; was a known bug (CALLEE_SIDE_EFFECTS)
 def test_method_with_early_return_and_own_state(f, tensors):
     assert_equivalent(f, i32(4, 8, 15, 16), i32(15, 3, 4), tensors=tensors)
 

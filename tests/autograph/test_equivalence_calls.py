@@ -241,8 +241,8 @@ def helper_appends_in_tensor_loop(n):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(method_assigns_attribute_in_tensor_loop, CALLEE_SIDE_EFFECTS, tensors=True),
-    known_bug(method_assigns_attribute_in_tensor_if, CALLEE_SIDE_EFFECTS, tensors=True),
+    method_assigns_attribute_in_tensor_loop,    # fixed; were known bugs (CALLEE_SIDE_EFFECTS:
+    method_assigns_attribute_in_tensor_if,      # a method assigning its object's attribute)
     known_bug(helper_appends_in_tensor_loop, CALLEE_SIDE_EFFECTS, tensors=True)))
 @pytest.mark.parametrize("x", [0, 3])
 def test_callee_mutates_caller_objects_in_tensor_control_flow(f, x, tensors):

@@ -640,20 +640,21 @@ def integrate_until(y0, dt, t_end):
     return sim.t, sim.y, sim.steps
 
 
-CALLEE_SIDE_EFFECTS = (
-    "autograph/converters/control_flow.py (loop state): attributes a called method assigns "
-    "(self.t = ... in sim.advance()) are not loop state of the caller's tensor loop. "
-    "Reduced (run_clock below): `class Clock: t = 0.0; def tick(self): self.t = self.t + "
-    "1.0` and `while clock.t < t_end: clock.tick()`: the graph while carries no variable "
-    "(n_vars=0) and its condition is the constant test `t_end > 0.0`, an infinite loop; "
-    "the optimizer prunes the output-less while and the function returns 1.0 for t_end=3.0 "
-    "(the body traced once), with RT_OPTIMIZE=0 it never ends. With a tensor attribute "
-    "(Integrator.y) the body's tensor leaks out of the while_body graph (ValueError). "
-    "Assigning clock.t in the loop body itself works. Pinned in test_equivalence_calls.py "
-    "too (method_assigns_attribute_in_tensor_loop)")
+# Fixed (attributes of local objects whose methods a block calls are soft state):
+# CALLEE_SIDE_EFFECTS = (
+#     "autograph/converters/control_flow.py (loop state): attributes a called method assigns "
+#     "(self.t = ... in sim.advance()) are not loop state of the caller's tensor loop. "
+#     "Reduced (run_clock below): `class Clock: t = 0.0; def tick(self): self.t = self.t + "
+#     "1.0` and `while clock.t < t_end: clock.tick()`: the graph while carries no variable "
+#     "(n_vars=0) and its condition is the constant test `t_end > 0.0`, an infinite loop; "
+#     "the optimizer prunes the output-less while and the function returns 1.0 for t_end=3.0 "
+#     "(the body traced once), with RT_OPTIMIZE=0 it never ends. With a tensor attribute "
+#     "(Integrator.y) the body's tensor leaks out of the while_body graph (ValueError). "
+#     "Assigning clock.t in the loop body itself works. Pinned in test_equivalence_calls.py "
+#     "too (method_assigns_attribute_in_tensor_loop)")
 
 
-@pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)
+# Fixed; was a strict xfail (CALLEE_SIDE_EFFECTS, above)
 @pytest.mark.parametrize("y0, dt, t_end", [
     (np.float64(1.0), np.float64(0.1), np.float64(1.0)),
     (np.float32(-1.0), np.float32(0.05), np.float32(0.5)),
@@ -2168,8 +2169,7 @@ def run_clock_inline(t_end):
                  id="enumerate-in-generator"),
     pytest.param(last_index, (np.int64(4),), id="weak-index-into-int64-variable"),  # fixed
     pytest.param(last_index, (np.int32(4),), id="index-into-int32-variable"),
-    pytest.param(run_clock, (np.float32(3.0),), id="method-assigns-attribute-in-loop",
-                 marks=pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)),
+    pytest.param(run_clock, (np.float32(3.0),), id="method-assigns-attribute-in-loop"),
     pytest.param(run_clock_inline, (np.float32(3.0),), id="attribute-assigned-in-loop"),
 ])
 def test_reduced(f, args):

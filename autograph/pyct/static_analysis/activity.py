@@ -32,6 +32,8 @@ from autograph.pyct import qual_names
 from autograph.pyct import visitor
 
 _DEFS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+_CONVERTED_CALL = qual_names.QN(qual_names.QN("ag__"), attr="converted_call")
+
 _SETS = ("read", "modified", "deleted", "bound", "params", "globals", "nonlocals", "calls")
 
 
@@ -251,6 +253,10 @@ class _Analyzer(ast_util.NodeVisitor):
         qn = anno.getanno(node.func, anno.Basic.QN, None)
         if qn is not None:
             self.scope.calls.add(qn)
+            if qn is _CONVERTED_CALL and node.args:     # ag__.converted_call(f, ...)
+                called = anno.getanno(node.args[0], anno.Basic.QN, None)
+                if called is not None:
+                    self.scope.calls.add(called)
 
     def visit_NamedExpr(self, node):
         self.visit(node.value)
