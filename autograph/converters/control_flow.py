@@ -241,7 +241,7 @@ class ControlFlowTransformer(transformer.Base):
         # An attribute or item the statement creates may not exist before it; a name it
         # deletes may not exist after a branch.
         maybe_undefined = [qn for qn in state if qn in deleted or qn not in defined and (
-            qn in maybe if not qn.is_composite() else qn not in maybe and qn not in read)]
+            qn in maybe if not qn.is_composite() else qn not in maybe)]
         return (state, n_outputs, sorted(nonlocal_names), sorted(declared_global), undefined,
                 maybe_undefined)
 

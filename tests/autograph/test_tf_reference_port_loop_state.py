@@ -19,7 +19,7 @@ import pytest
 from equivalence import CALLEE_SIDE_EFFECTS, assert_equivalent, static
 from test_tf_reference_port_conditionals import check_error as check
 from test_tf_reference_port_loops import (PY_AND_TENSOR,
-                                          READ_BEFORE_ASSIGNED_IN_LOOP, SEQ_KINDS,
+                                          SEQ_KINDS,
                                           assert_matches_with_unknown_shapes,
                                           assert_python_result_or_staging_error,
                                           assert_same_stacked, i32, product, scalar, seq,
@@ -817,7 +817,7 @@ def test_composite_initialized_in_a_loop_that_runs_zero_times():
     assert_equivalent(item_initialized_in_loop, 6, 10, tensors=False)      # {}
 
 
-@pytest.mark.xfail(strict=True, reason=READ_BEFORE_ASSIGNED_IN_LOOP)
+# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP)
 @pytest.mark.parametrize("f, name", [(attribute_initialized_in_loop, "tc.sub"),
                                      (item_initialized_in_loop, "d[k]")])
 def test_composite_initialized_in_a_tensor_loop(f, name):
@@ -944,7 +944,7 @@ def test_attribute_first_set_in_a_for():
     assert_equivalent(attribute_first_set_in_for, range(5), rt.constant(10), tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=READ_BEFORE_ASSIGNED_IN_LOOP)
+# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP)
 def test_attribute_first_set_in_a_tensor_for():
     assert_python_result_or_staging_error(
         attribute_first_set_in_for, (rt.constant(i32(0, 1, 2, 3, 4)), 0), "tc.x",

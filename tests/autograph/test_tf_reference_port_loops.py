@@ -159,14 +159,15 @@ def label(value):
 #     "then `return v[0]` with n = rt.constant(0) silently returns [0., 0.] (a plain tensor "
 #     "`v = rt.zeros([2])` raises UnboundLocalError naming 'v', as Python does)")
 
-READ_BEFORE_ASSIGNED_IN_LOOP = (     # (names: fixed; attributes and items remain)
-    "converters/control_flow (tensor if inside a tensor loop): a name, attribute or item "
-    "assigned in one branch and read in the other (`if i == 0: y = 0 else: y += 1`; "
-    "Python assigns it on the first iteration) gives an unclear error instead of a "
-    "StagingError naming it ('must have a value before the loop', as TensorFlow says): "
-    "`y += 1` -> TypeError \"unsupported operand type(s) for +=: 'Undefined' and 'int'\" "
-    "(internal type), `a = a + 1` -> UnboundLocalError, `tc.x + 1` -> AttributeError and "
-    "`d[k] + 1` -> KeyError raised by the generated get_state")
+# Fixed (a StagingError names the variable, attributes and items too):
+# READ_BEFORE_ASSIGNED_IN_LOOP = (
+#     "converters/control_flow (tensor if inside a tensor loop): a name, attribute or item "
+#     "assigned in one branch and read in the other (`if i == 0: y = 0 else: y += 1`; "
+#     "Python assigns it on the first iteration) gives an unclear error instead of a "
+#     "StagingError naming it ('must have a value before the loop', as TensorFlow says): "
+#     "`y += 1` -> TypeError \"unsupported operand type(s) for +=: 'Undefined' and 'int'\" "
+#     "(internal type), `a = a + 1` -> UnboundLocalError, `tc.x + 1` -> AttributeError and "
+#     "`d[k] + 1` -> KeyError raised by the generated get_state")
 
 # Fixed (the break test comes before the next element is taken):
 # BREAK_CONSUMES_AN_ELEMENT = (
