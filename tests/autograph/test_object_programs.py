@@ -231,6 +231,37 @@ LIST_READ_IN_TENSOR_LOOP = (
     "'SymbolicTensor' and 'TensorList'\" (eagerly the list converts like any array-like)")
 
 
+# The attributes a called method may assign are loop/branch state only for `name.method()`
+# on a local `name` whose attributes the block or later code of the same function reads
+# (autograph/converters/control_flow.py `_modified`, "soft" state). Every other way of
+# reaching the method leaves them out: in a tensor loop the attribute silently keeps the
+# first iteration's value (3 iterations of `t = t + 1.0` give 1.0), in a tensor `if` the
+# branch's tensor leaks out (ValueError "... belongs to graph 'then' ...").
+_SOFT_STATE = "autograph/converters/control_flow.py _modified (soft state of called methods): "
+METHOD_OF_ATTRIBUTE_RECEIVER = _SOFT_STATE + (
+    "a method called on an attribute or item (`self.clock.tick()`, `clocks[0].tick()`) in a "
+    "tensor loop: the receiver is composite, so what tick() assigns is not carried; the loop "
+    "silently returns the first iteration's value (clock.t == 1.0 after 3 iterations)")
+CALLABLE_OBJECT = _SOFT_STATE + (
+    "a callable object called in a tensor loop (`clock()`, `stopper(epoch, loss)`): a call of "
+    "the object itself is no `name.method()` call, so the attributes its __call__ assigns "
+    "are not carried (silently the first iteration's value, or the body's tensor leaks out: "
+    "ValueError '... belongs to graph while_body ...')")
+LOOP_TARGET_RECEIVER = _SOFT_STATE + (
+    "`for c in clocks: c.tick()` (a Python loop over a list of objects) inside a tensor loop: "
+    "c.t is not read in the block (it is read later as clocks[0].t), so it is not carried; "
+    "silently the first iteration's value, or the body's tensor leaks out (ValueError)")
+HELPER_CALLS_METHOD = _SOFT_STATE + (
+    "a helper function that calls a method of an object it is given (`def tick(c): "
+    "c.tick()`), called in a tensor loop: only method calls are seen, so clock.t is not "
+    "carried (silently 1.0 after 3 iterations)")
+PARAMETER_RECEIVER_IN_BRANCH = _SOFT_STATE + (
+    "a method of an object the function was given, called in a tensor if (`def advance_if(c, "
+    "dt): if dt > 0: c.advance(dt)`): c.t is not read later in advance_if (the caller reads "
+    "it), so it is not branch state and the branch's tensor leaks out: ValueError 'Tensor "
+    "add:0 ... belongs to graph 'then''")
+
+
 # == models holding weights ======================================================================
 
 class Dense:
@@ -349,3 +380,416 @@ def two_head_scores(x, limit):
 ])
 def test_heads_in_a_dict_of_sub_objects(x, limit, tensors):
     check(two_head_scores, x, limit, tensors=tensors)
+
+
+# == optimizers, schedulers and callbacks stepped by a driver loop ===============================
+
+class StepDecay:
+    """Halves the learning rate every `every` epochs."""
+
+    def __init__(self, lr, every, factor):
+        self.lr = lr
+        self.every = every
+        self.factor = factor
+        self.epoch = 0
+
+    def step(self):
+        self.epoch += 1
+        if self.epoch % self.every == 0:
+            self.lr = self.lr * self.factor
+
+
+class MomentumSGD:
+    def __init__(self, scheduler, momentum):
+        self.scheduler = scheduler
+        self.momentum = momentum
+        self.velocity = 0.0
+        self.updates = 0
+
+    def step(self, w, grad):
+        self.velocity = self.momentum * self.velocity - self.scheduler.lr * grad
+        self.updates += 1
+        return w + self.velocity
+
+
+def fit_quadratic(w, target, epochs):
+    scheduler = StepDecay(0.2, 3, 0.5)
+    opt = MomentumSGD(scheduler, 0.5)
+    for _ in range(epochs):
+        grad = 2.0 * (w - target)
+        w = opt.step(w, grad)
+        scheduler.step()
+    return w, scheduler.lr, scheduler.epoch, opt.updates, opt.velocity
+
+
+@pytest.mark.parametrize("w, target, epochs", [
+    (0.0, 3.0, 10), (5.0, -1.0, 4), (1.0, 1.0, 1),
+    (2.0, 0.0, 0),                              # no epoch: the scheduler as it was built
+])
+def test_momentum_optimizer_with_a_step_decay_scheduler(w, target, epochs, tensors):
+    check(fit_quadratic, w, target, epochs, tensors=tensors)
+
+
+class EarlyStopping:
+    def __init__(self, patience, min_delta):
+        self.patience = patience
+        self.min_delta = min_delta
+        self.best = float("inf")
+        self.wait = 0
+        self.stopped_epoch = -1
+
+    def __call__(self, epoch, loss):
+        if loss < self.best - self.min_delta:
+            self.best = loss
+            self.wait = 0
+        else:
+            self.wait += 1
+            if self.wait >= self.patience:
+                self.stopped_epoch = epoch
+                return True
+        return False
+
+
+def train_with_early_stopping(losses, patience):
+    stopper = EarlyStopping(patience, 0.01)
+    for epoch, loss in enumerate(losses):
+        if stopper(epoch, loss):
+            print(f"stopping at epoch {epoch}: best {stopper.best:.3f}, waited {stopper.wait}")
+            break
+    return stopper.best, stopper.wait, stopper.stopped_epoch
+
+
+@modes(tensor_bug=CALLABLE_OBJECT)
+@pytest.mark.parametrize("losses, patience", [
+    ([1.0, 0.8, 0.79, 0.795, 0.9, 0.5], 2),        # stops at epoch 4
+    ([1.0, 0.8, 0.6, 0.4], 2),                     # never stops
+    ([1.0, 1.0, 1.0, 1.0], 1),                     # stops at once after the first
+    ([3.0], 1),
+])
+def test_early_stopping_callback_breaks_the_epoch_loop(losses, patience, tensors):
+    check(train_with_early_stopping, losses, patience, tensors=tensors)
+
+
+class Trainer:
+    """A model with rt.Variable weights trained by a tape inside its own method; the driver
+    loop stops once the loss is small."""
+
+    def __init__(self, lr):
+        self.w = rt.Variable(np.zeros([2], np.float32), name="w")
+        self.b = rt.Variable(np.float32(0.0), name="b")
+        self.lr = lr
+        self.history = []
+
+    def predict(self, x):
+        return rt.reduce_sum(x * self.w, axis=1) + self.b
+
+    def train_step(self, x, y):
+        with rt.GradientTape() as tape:
+            loss = rt.reduce_mean(rt.square(self.predict(x) - y))
+        gw, gb = tape.gradient(loss, [self.w, self.b])
+        self.w.assign_sub(self.lr * gw)
+        self.b.assign_sub(self.lr * gb)
+        return loss
+
+
+def fit_until(trainer, x, y, max_epochs, tol):
+    epoch = 0
+    loss = trainer.train_step(x, y)
+    while loss > tol and epoch < max_epochs:
+        loss = trainer.train_step(x, y)
+        epoch += 1
+    return loss, epoch, trainer.w.read_value(), trainer.b.read_value()
+
+
+@pytest.mark.parametrize("max_epochs, tol", [(200, 1e-3), (5, 1e-3), (0, 1e-3), (100, 10.0)])
+def test_trainer_method_with_a_tape_in_a_driver_loop(max_epochs, tol, tensors):
+    x = [[1.0, 2.0], [2.0, 0.5], [0.0, 1.0], [1.5, 1.5]]
+    y = [5.0, 3.5, 2.0, 5.5]
+    check(fit_until, fresh(lambda v: Trainer(0.05)), x, y, max_epochs, tol, tensors=tensors)
+
+
+# == simulations: objects whose methods mutate self ==============================================
+
+class Particle:
+    def __init__(self, x, v):
+        self.x = x
+        self.v = v
+        self.bounces = 0
+
+    def step(self, dt, wall):
+        self.x = self.x + self.v * dt
+        if self.x > wall:
+            self.x = 2.0 * wall - self.x
+            self.v = -self.v
+            self.bounces += 1
+        elif self.x < 0.0:
+            self.x = -self.x
+            self.v = -self.v
+            self.bounces += 1
+
+
+class Box:
+    def __init__(self, particles, wall):
+        self.particles = particles
+        self.wall = wall
+        self.time = 0.0
+
+    def run(self, steps, dt):
+        t = 0
+        while t < steps:
+            for p in self.particles:
+                p.step(dt, self.wall)
+            self.time = self.time + dt
+            t += 1
+        return [(p.x, p.v, p.bounces) for p in self.particles]
+
+
+def particles_in_a_box(x0, x1, v0, v1, steps):
+    box = Box([Particle(x0, v0), Particle(x1, v1)], 1.0)
+    states = box.run(steps, 0.3)
+    return states, box.time
+
+
+@modes(tensor_bug=LOOP_TARGET_RECEIVER)
+@pytest.mark.parametrize("x0, x1, v0, v1, steps", [
+    (0.5, 0.2, 1.0, -0.5, 7), (0.1, 0.9, 0.0, 2.0, 3), (0.5, 0.5, 1.0, 1.0, 0),
+])
+def test_particles_in_a_box(x0, x1, v0, v1, steps, tensors):
+    check(particles_in_a_box, x0, x1, v0, v1, steps, tensors=tensors)
+
+
+class Account:
+    def __init__(self, owner, balance):
+        self.owner = owner
+        self.balance = balance
+        self.rejected = 0
+
+    def deposit(self, amount):
+        self.balance = self.balance + amount
+
+    def withdraw(self, amount):
+        if amount > self.balance:
+            self.rejected += 1
+            return False
+        self.balance = self.balance - amount
+        return True
+
+    def transfer(self, other, amount):
+        if self.withdraw(amount):
+            other.deposit(amount)
+            return True
+        return False
+
+
+def ledger(amounts, start):
+    alice = Account("alice", start)
+    bob = Account("bob", 0.0)
+    moved = 0
+    for amount in amounts:
+        if alice.transfer(bob, amount):
+            moved += 1
+        else:
+            print(f"{alice.owner} cannot send {amount:.2f} to {bob.owner}: "
+                  f"has {alice.balance:.2f}")
+    return alice.balance, bob.balance, alice.rejected, moved
+
+
+@modes(tensor_bug=PARAMETER_RECEIVER_IN_BRANCH)
+@pytest.mark.parametrize("amounts, start", [
+    ([10.0, 50.0, 30.0, 20.0], 70.0), ([5.0, 5.0], 100.0), ([80.0], 10.0),
+])
+def test_transfers_between_accounts_with_nested_method_calls(amounts, start, tensors):
+    check(ledger, amounts, start, tensors=tensors)
+
+
+class Histogram:
+    """Counts in a dict attribute, keyed by bin; `add` returns early from a Python loop over
+    the edges."""
+
+    def __init__(self, edges):
+        self.edges = edges
+        self.counts = {k: 0 for k in range(len(edges) + 1)}
+
+    def add(self, x):
+        for k, edge in enumerate(self.edges):
+            if x < edge:
+                self.counts[k] += 1
+                return k
+        self.counts[len(self.edges)] += 1
+        return len(self.edges)
+
+
+def histogram_of(values):
+    hist = Histogram([0.0, 1.0, 2.5])
+    last_bin = -1
+    for v in values:
+        last_bin = hist.add(v)
+    return hist.counts, last_bin
+
+
+@pytest.mark.parametrize("values", [[-1.0, 0.5, 0.7, 3.0, 2.0, 9.0], [5.0], [0.0, 0.0, -3.0]])
+def test_histogram_counts_in_a_dict_attribute(values, tensors):
+    check(histogram_of, values, tensors=tensors)
+
+
+class Thermostat:
+    """A property with a setter that clips, read in the loop condition."""
+
+    def __init__(self, temp, target):
+        self._temp = temp
+        self.target = target
+        self.heating_steps = 0
+
+    @property
+    def temp(self):
+        return self._temp
+
+    @temp.setter
+    def temp(self, value):
+        self._temp = rt.clip_by_value(value, -20.0, 30.0)
+
+    @property
+    def too_cold(self):
+        return self.temp < self.target
+
+    def regulate(self, max_steps):
+        while self.too_cold and self.heating_steps < max_steps:
+            self.temp = self.temp + 1.5
+            self.heating_steps += 1
+        return self.temp
+
+
+def heat_room(temp, target, max_steps):
+    room = Thermostat(temp, target)
+    final = room.regulate(max_steps)
+    return final, room.temp, room.heating_steps
+
+
+@pytest.mark.parametrize("temp, target, max_steps", [
+    (15.0, 20.0, 100), (15.0, 40.0, 100), (25.0, 20.0, 100), (10.0, 20.0, 3),
+])
+def test_thermostat_properties_in_the_loop_condition(temp, target, max_steps, tensors):
+    check(heat_room, temp, target, max_steps, tensors=tensors)
+
+
+# == reduced reproductions of the bugs found =======================================================
+
+def list_replaced_by_a_tensor_it_is_read_into(n):
+    x = [1.0, 2.0]
+    i = 0
+    while i < n:
+        x = rt.constant([3.0, 4.0]) - x
+        i += 1
+    return x
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def tick(self):
+        self.t = self.t + 1.0
+
+    def advance(self, dt):
+        self.t = self.t + dt
+
+    def __call__(self):
+        self.t = self.t + 1.0
+
+
+class Simulation:
+    def __init__(self):
+        self.clock = Clock()
+
+    def run(self, n):
+        i = 0
+        while i < n:
+            self.clock.tick()
+            i += 1
+        return self.clock.t
+
+
+def method_of_an_attribute(n):
+    return Simulation().run(n)
+
+
+def method_of_an_item(n):
+    clocks = [Clock()]
+    i = 0
+    while i < n:
+        clocks[0].tick()
+        i += 1
+    return clocks[0].t
+
+
+def callable_object_in_a_loop(n):
+    clock = Clock()
+    i = 0
+    while i < n:
+        clock()
+        i += 1
+    return clock.t
+
+
+def method_of_a_loop_target(n):
+    clocks = [Clock(), Clock()]
+    i = 0
+    while i < n:
+        for c in clocks:
+            c.tick()
+        i += 1
+    return clocks[0].t, clocks[1].t
+
+
+def tick(c):
+    c.tick()
+
+
+def helper_calling_a_method(n):
+    clock = Clock()
+    i = 0
+    while i < n:
+        tick(clock)
+        i += 1
+    return clock.t
+
+
+def advance_if(c, dt):
+    if dt > 0:
+        c.advance(dt)
+
+
+def method_of_a_parameter_in_a_branch(dt):
+    clock = Clock()
+    advance_if(clock, dt)
+    return clock.t
+
+
+def method_of_a_local_name(n):              # the case that works: clock.tick()
+    clock = Clock()
+    i = 0
+    while i < n:
+        clock.tick()
+        i += 1
+    return clock.t
+
+
+@pytest.mark.parametrize("f, args", [
+    pytest.param(list_replaced_by_a_tensor_it_is_read_into, (2,), id="list-read-in-loop",
+                 marks=pytest.mark.xfail(strict=True, reason=LIST_READ_IN_TENSOR_LOOP)),
+    pytest.param(method_of_an_attribute, (3,), id="method-of-an-attribute",
+                 marks=pytest.mark.xfail(strict=True, reason=METHOD_OF_ATTRIBUTE_RECEIVER)),
+    pytest.param(method_of_an_item, (3,), id="method-of-an-item",
+                 marks=pytest.mark.xfail(strict=True, reason=METHOD_OF_ATTRIBUTE_RECEIVER)),
+    pytest.param(callable_object_in_a_loop, (3,), id="callable-object",
+                 marks=pytest.mark.xfail(strict=True, reason=CALLABLE_OBJECT)),
+    pytest.param(method_of_a_loop_target, (3,), id="method-of-a-loop-target",
+                 marks=pytest.mark.xfail(strict=True, reason=LOOP_TARGET_RECEIVER)),
+    pytest.param(helper_calling_a_method, (3,), id="helper-calling-a-method",
+                 marks=pytest.mark.xfail(strict=True, reason=HELPER_CALLS_METHOD)),
+    pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter",
+                 marks=pytest.mark.xfail(strict=True, reason=PARAMETER_RECEIVER_IN_BRANCH)),
+    pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),
+])
+def test_reduced(f, args):
+    check(f, *args, tensors=True)
