@@ -230,6 +230,13 @@ LIST_READ_IN_TENSOR_LOOP = (
     "x = rt.constant([3.0, 4.0]) - x` raises TypeError \"unsupported operand type(s) for -: "
     "'SymbolicTensor' and 'TensorList'\" (eagerly the list converts like any array-like)")
 
+DATACLASS_RESULT = (
+    "runtime/function.py trace_into_graph/_output_leaf (runtime/nest.py knows tuples, lists, "
+    "dicts, namedtuples): a dataclass returned by a graph function is an opaque leaf, so the "
+    "caller gets it back holding the trace's symbolic tensors: `@dataclass class S: total: "
+    "object`; `def f(x): return S(x * 2.0)` gives S(total=<rt.Tensor 'multiply:0'>) "
+    "(NoValueError only when the field is used) - neither its values nor an error naming "
+    "the class at the return")
 
 # The attributes a called method may assign are loop/branch state only for `name.method()`
 # on a local `name` whose attributes the block or later code of the same function reads
@@ -252,9 +259,11 @@ LOOP_TARGET_RECEIVER = _SOFT_STATE + (
     "c.t is not read in the block (it is read later as clocks[0].t), so it is not carried; "
     "silently the first iteration's value, or the body's tensor leaks out (ValueError)")
 HELPER_CALLS_METHOD = _SOFT_STATE + (
-    "a helper function that calls a method of an object it is given (`def tick(c): "
-    "c.tick()`), called in a tensor loop: only method calls are seen, so clock.t is not "
-    "carried (silently 1.0 after 3 iterations)")
+    "an object passed as an argument to a helper function or to another object's method "
+    "that calls its methods (`def tick(c): c.tick()`; `alice.pay(bob, x)` whose pay() calls "
+    "`other.deposit(x)`), in a tensor loop: only attributes of the receiver of a method call "
+    "in the block are considered, so clock.t / bob.b is not carried (silently 1.0 after 3 "
+    "iterations, or the body's tensor leaks out: ValueError '... belongs to graph while_body')")
 PARAMETER_RECEIVER_IN_BRANCH = _SOFT_STATE + (
     "a method of an object the function was given, called in a tensor if (`def advance_if(c, "
     "dt): if dt > 0: c.advance(dt)`): c.t is not read later in advance_if (the caller reads "
@@ -594,7 +603,8 @@ def ledger(amounts, start):
     return alice.balance, bob.balance, alice.rejected, moved
 
 
-@modes(tensor_bug=PARAMETER_RECEIVER_IN_BRANCH)
+@modes(tensor_bug=PARAMETER_RECEIVER_IN_BRANCH + "; and HELPER_CALLS_METHOD: bob, only "
+       "passed to alice.transfer(bob, amount), is not state of ledger's loop either")
 @pytest.mark.parametrize("amounts, start", [
     ([10.0, 50.0, 30.0, 20.0], 70.0), ([5.0, 5.0], 100.0), ([80.0], 10.0),
 ])
@@ -670,6 +680,228 @@ def heat_room(temp, target, max_steps):
 ])
 def test_thermostat_properties_in_the_loop_condition(temp, target, max_steps, tensors):
     check(heat_room, temp, target, max_steps, tensors=tensors)
+
+
+# == inheritance, super(), classmethods and staticmethods =========================================
+
+class Layer:
+    def __init__(self, scale):
+        self.scale = scale
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * self.scale
+
+
+class SoftClip(Layer):
+    """Scales like its base class, then compresses what lies above a limit."""
+
+    def __init__(self, scale, limit):
+        super().__init__(scale)
+        self.limit = limit
+
+    def forward(self, x):
+        y = super().forward(x)
+        if y > self.limit:
+            y = self.limit + (y - self.limit) * 0.1
+        return y
+
+
+class Residual(SoftClip):
+    def forward(self, x):
+        return x + super().forward(x)
+
+
+def stacked_layers(x, depth):
+    layers = [Layer(0.5), SoftClip(3.0, 2.0), Residual(2.0, 1.0)]
+    for _ in range(depth):
+        for layer in layers:
+            x = layer.forward(x)
+    return x, [layer.calls for layer in layers]
+
+
+@pytest.mark.parametrize("x, depth", [(1.0, 1), (4.0, 2), (-3.0, 3), (0.5, 0)])
+def test_inheritance_and_super_in_layers(x, depth, tensors):
+    check(stacked_layers, x, py(depth), tensors=tensors)
+
+
+@modes(tensor_bug=LOOP_TARGET_RECEIVER)
+@pytest.mark.parametrize("x, depth", [(1.0, 2), (4.0, 3)])     # (right after one iteration)
+def test_inheritance_and_super_in_layers_with_a_tensor_depth(x, depth, tensors):
+    check(stacked_layers, x, depth, tensors=tensors)
+
+
+class Vec2:
+    """A small vector class: operators, a classmethod constructor, a staticmethod helper."""
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    @classmethod
+    def polar(cls, r, cos_a, sin_a):
+        return cls(r * cos_a, r * sin_a)
+
+    @staticmethod
+    def dot(a, b):
+        return a.x * b.x + a.y * b.y
+
+    def __add__(self, other):
+        return Vec2(self.x + other.x, self.y + other.y)
+
+    def __mul__(self, k):
+        return Vec2(self.x * k, self.y * k)
+
+    __rmul__ = __mul__
+
+    def norm2(self):
+        return Vec2.dot(self, self)
+
+
+def leash_walk(steps, r):
+    """A walker pulled back to the origin whenever it strays past radius r. The position is
+    kept as two numbers across the loop and the `if` (a Vec2 cannot be graph state)."""
+    px, py_ = 0.0, 0.0
+    pulls = 0
+    for i in range(steps):
+        if i % 2 == 0:
+            r_step, cos_a, sin_a = 0.75, 0.6, 0.8
+        else:
+            r_step, cos_a, sin_a = 0.5, -0.8, 0.6
+        step = Vec2.polar(r_step, cos_a, sin_a)
+        pos = Vec2(px, py_) + 1.5 * step
+        if pos.norm2() > r * r:
+            half = pos * 0.5
+            px, py_ = half.x, half.y
+            pulls += 1
+        else:
+            px, py_ = pos.x, pos.y
+    return px, py_, pulls
+
+
+@pytest.mark.parametrize("steps, r", [(10, 2.0), (5, 100.0), (0, 1.0), (7, 0.5)])
+def test_classmethod_and_staticmethod_of_a_vector_class(steps, r, tensors):
+    check(leash_walk, steps, r, tensors=tensors)
+
+
+def walk_with_a_vector_as_loop_state(steps):
+    pos = Vec2(0.0, 0.0)
+    for _ in range(steps):
+        pos = pos + Vec2(1.0, 0.5)
+    return pos.x, pos.y
+
+
+def test_a_user_object_reassigned_in_a_tensor_loop_is_a_staging_error():
+    # A graph loop can only carry tensors: the error names the variable and the loop's line.
+    check(walk_with_a_vector_as_loop_state, 3, tensors=False)
+    staging_error(walk_with_a_vector_as_loop_state, 3, names=["'pos'", "Vec2"],
+                  line="for _ in range(steps):")
+
+
+# == dataclasses and namedtuples returned from methods =============================================
+
+Peak = collections.namedtuple("Peak", "index value prominence")
+
+
+@dataclasses.dataclass
+class Summary:
+    count: object
+    mean: object
+    peak: Peak
+
+
+class PeakDetector:
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+    def first_peak(self, signal):
+        for i in range(1, len(signal) - 1):
+            left, here, right = signal[i - 1], signal[i], signal[i + 1]
+            if here > left and here > right and here > self.threshold:
+                return Peak(i, here, here - rt.maximum(left, right))
+        return Peak(-1, signal[0] * 0.0, signal[0] * 0.0)
+
+    def summarize(self, signal):
+        total = 0.0
+        above = 0
+        for x in signal:
+            if x > self.threshold:
+                above += 1
+                total += x
+        mean = total / above if above > 0 else total * 0.0
+        return Summary(above, mean, self.first_peak(signal))
+
+
+def summarize_signal(signal, threshold):
+    summary = PeakDetector(threshold).summarize(signal)
+    return summary.count, summary.mean, summary.peak
+
+
+def signal_summary(signal, threshold):
+    return PeakDetector(threshold).summarize(signal)
+
+
+@pytest.mark.parametrize("signal, threshold", [
+    ([0.0, 1.0, 3.0, 2.0, 5.0, 1.0], 2.5),
+    ([0.0, 1.0, 3.0, 2.0, 5.0, 1.0], 0.5),
+    ([1.0, 1.0, 1.0], 0.0),                 # no peak
+    ([5.0, 4.0, 3.0, 2.0], 10.0),           # nothing above
+])
+def test_dataclass_and_namedtuple_from_methods(signal, threshold, tensors):
+    check(summarize_signal, signal, threshold, tensors=tensors)
+
+
+@pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)
+def test_a_dataclass_returned_by_the_converted_function():
+    check(signal_summary, [0.0, 1.0, 3.0, 2.0, 5.0, 1.0], 2.5, tensors=True)
+
+
+# == user sequences: __len__ and __getitem__ =======================================================
+
+class Trajectory:
+    """Points of a path, indexed like a list; `length()` walks it."""
+
+    def __init__(self, xs, ys):
+        self.xs = xs
+        self.ys = ys
+
+    def __len__(self):
+        return len(self.xs)
+
+    def __getitem__(self, i):
+        return self.xs[i], self.ys[i]
+
+    def length(self):
+        total = 0.0
+        for i in range(1, len(self)):
+            x0, y0 = self[i - 1]
+            x1, y1 = self[i]
+            total += rt.sqrt((x1 - x0) ** 2 + (y1 - y0) ** 2)
+        return total
+
+    def first_far_point(self, radius):
+        i = 0
+        while i < len(self):
+            x, y = self[i]
+            if x * x + y * y > radius * radius:
+                return i
+            i += 1
+        return -1
+
+
+def trajectory_stats(xs, ys, radius):
+    path = Trajectory(xs, ys)
+    return path.length(), path.first_far_point(radius), len(path)
+
+
+@pytest.mark.parametrize("xs, ys, radius", [
+    ([0.0, 3.0, 3.0, 0.0], [0.0, 4.0, 0.0, 0.0], 4.0),
+    ([0.0, 1.0], [0.0, 1.0], 10.0),             # never far: -1
+    ([5.0], [5.0], 1.0),                        # one point: no segment
+])
+def test_user_sequence_with_len_and_getitem(xs, ys, radius, tensors):
+    check(trajectory_stats, xs, ys, radius, tensors=tensors)
 
 
 # == reduced reproductions of the bugs found =======================================================
@@ -754,6 +986,25 @@ def helper_calling_a_method(n):
     return clock.t
 
 
+class Wallet:
+    def __init__(self, balance):
+        self.balance = balance
+
+    def deposit(self, amount):
+        self.balance = self.balance + amount
+
+    def pay(self, other, amount):
+        self.balance = self.balance - amount
+        other.deposit(amount)
+
+
+def method_calling_a_method_of_its_argument(amounts):
+    alice, bob = Wallet(10.0), Wallet(0.0)
+    for amount in amounts:
+        alice.pay(bob, amount)
+    return alice.balance, bob.balance
+
+
 def advance_if(c, dt):
     if dt > 0:
         c.advance(dt)
@@ -763,6 +1014,15 @@ def method_of_a_parameter_in_a_branch(dt):
     clock = Clock()
     advance_if(clock, dt)
     return clock.t
+
+
+@dataclasses.dataclass
+class Total:
+    total: object
+
+
+def dataclass_result(x):
+    return Total(x * 2.0)
 
 
 def method_of_a_local_name(n):              # the case that works: clock.tick()
@@ -787,8 +1047,12 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
                  marks=pytest.mark.xfail(strict=True, reason=LOOP_TARGET_RECEIVER)),
     pytest.param(helper_calling_a_method, (3,), id="helper-calling-a-method",
                  marks=pytest.mark.xfail(strict=True, reason=HELPER_CALLS_METHOD)),
+    pytest.param(method_calling_a_method_of_its_argument, ([1.0, 2.0],), id="pay-other",
+                 marks=pytest.mark.xfail(strict=True, reason=HELPER_CALLS_METHOD)),
     pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter",
                  marks=pytest.mark.xfail(strict=True, reason=PARAMETER_RECEIVER_IN_BRANCH)),
+    pytest.param(dataclass_result, (1.0,), id="dataclass-result",
+                 marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
     pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),
 ])
 def test_reduced(f, args):
