@@ -237,7 +237,6 @@ DATACLASS_RESULT = (
     "object`; `def f(x): return S(x * 2.0)` gives S(total=<rt.Tensor 'multiply:0'>) "
     "(NoValueError only when the field is used) - neither its values nor an error naming "
     "the class at the return")
-
 # The attributes a called method may assign are loop/branch state only for `name.method()`
 # on a local `name` whose attributes the block or later code of the same function reads
 # (autograph/converters/control_flow.py `_modified`, "soft" state). Every other way of
@@ -264,6 +263,12 @@ HELPER_CALLS_METHOD = _SOFT_STATE + (
     "`other.deposit(x)`), in a tensor loop: only attributes of the receiver of a method call "
     "in the block are considered, so clock.t / bob.b is not carried (silently 1.0 after 3 "
     "iterations, or the body's tensor leaks out: ValueError '... belongs to graph while_body')")
+CLOSURE_OVER_AN_OBJECT = _SOFT_STATE + (
+    "a local function (or one a factory returned) that assigns an attribute of an object it "
+    "closes over (`def tick(): c.t = c.t + 1.0`), called in a tensor loop: nonlocal "
+    "variables such a function writes are loop state (closure_writes), attributes of the "
+    "objects it closes over are not; silently 1.0 after 3 iterations, or the body's tensor "
+    "leaks out (ValueError '... belongs to graph while_body')")
 PARAMETER_RECEIVER_IN_BRANCH = _SOFT_STATE + (
     "a method of an object the function was given, called in a tensor if (`def advance_if(c, "
     "dt): if dt > 0: c.advance(dt)`): c.t is not read later in advance_if (the caller reads "
@@ -904,6 +909,146 @@ def test_user_sequence_with_len_and_getitem(xs, ys, radius, tensors):
     check(trajectory_stats, xs, ys, radius, tensors=tensors)
 
 
+# == callable objects, closures, objects made inside or passed in ================================
+
+class Relu:
+    def __call__(self, x):
+        return rt.maximum(x, 0.0)
+
+
+class LeakyRelu:
+    def __init__(self, slope):
+        self.slope = slope
+
+    def __call__(self, x):
+        x = rt.convert_to_tensor(x)
+        return rt.where(x > 0.0, x, x * self.slope)
+
+
+class Tanh:
+    def __call__(self, x):
+        return rt.tanh(x)
+
+
+ACTIVATIONS = {"relu": Relu(), "leaky": LeakyRelu(0.1), "tanh": Tanh()}
+
+
+def gated_activation(x, gate, name):
+    """The registry entry named by a Python string, or tanh, chosen by a tensor gate."""
+    if gate > 0.5:
+        y = ACTIVATIONS[name](x)
+    else:
+        y = ACTIVATIONS["tanh"](x)
+    return y
+
+
+@pytest.mark.parametrize("gate", [0.0, 1.0])
+@pytest.mark.parametrize("name", ["relu", "leaky"])
+def test_callable_objects_in_a_dict_chosen_by_a_tensor(gate, name, tensors):
+    check(gated_activation, [-2.0, -0.5, 0.5, 3.0], gate, py(name), tensors=tensors)
+
+
+def activation_object_chosen_by_a_tensor(x, gate):
+    act = ACTIVATIONS["relu"] if gate > 0.5 else ACTIVATIONS["tanh"]
+    return act(x)
+
+
+def test_an_activation_object_chosen_by_a_tensor_is_a_staging_error():
+    # Two Python objects cannot be the outputs of a graph cond: a clear error at the line.
+    check(activation_object_chosen_by_a_tensor, [-1.0, 2.0], 1.0, tensors=False)
+    staging_error(activation_object_chosen_by_a_tensor, [-1.0, 2.0], 1.0,
+                  names=["Relu", "Tanh"], line="act = ACTIVATIONS")
+
+
+class LinearModel:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+        self.seen = 0
+
+
+def make_online_step(model, lr):
+    """A closure over the model: one SGD step on one example."""
+    def step(x, y):
+        err = model.w * x + model.b - y
+        model.w = model.w - lr * err * x
+        model.b = model.b - lr * err
+        model.seen += 1
+        return err
+    return step
+
+
+def fit_online(xs, ys, epochs):
+    model = LinearModel(0.0, 0.0)
+    step = make_online_step(model, 0.05)
+    err = 0.0
+    for _ in range(epochs):
+        for x, y in zip(xs, ys):
+            err = step(x, y)
+    return model.w, model.b, model.seen, err
+
+
+@modes(tensor_bug=CLOSURE_OVER_AN_OBJECT)
+@pytest.mark.parametrize("epochs", [3, 2])
+def test_a_closure_over_a_model_with_a_python_epoch_count(epochs, tensors):
+    # epochs stays a Python int: that loop unrolls; zip over tensors is a graph loop.
+    check(fit_online, [1.0, 2.0, 3.0], [3.0, 5.0, 7.0], py(epochs), tensors=tensors)
+
+
+@modes(tensor_bug=CLOSURE_OVER_AN_OBJECT)
+@pytest.mark.parametrize("epochs", [3, 2])
+def test_a_closure_over_a_model_in_a_tensor_loop(epochs, tensors):
+    check(fit_online, [1.0, 2.0, 3.0], [3.0, 5.0, 7.0], epochs, tensors=tensors)
+
+
+class Inventory:
+    def __init__(self, stock):
+        self.stock = stock
+        self.shipped = 0
+        self.backorders = 0
+
+    def fill(self, order):
+        if order <= self.stock:
+            self.stock = self.stock - order
+            self.shipped += order
+            return True
+        self.backorders += 1
+        return False
+
+
+def fill_orders(inventory, orders):
+    """The inventory is passed in (and used by the caller afterwards)."""
+    filled = 0
+    for order in orders:
+        ok = inventory.fill(order)
+        if ok:
+            filled += 1
+    return filled, inventory.stock, inventory.shipped, inventory.backorders
+
+
+def fill_orders_from_scratch(stock, orders):
+    """The same with the inventory created inside the converted function."""
+    inventory = Inventory(stock)
+    filled = 0
+    for order in orders:
+        if inventory.fill(order):
+            filled += 1
+    return filled, inventory.stock, inventory.shipped, inventory.backorders
+
+
+ORDERS = [([3, 4, 10, 2], 12), ([1, 1, 1], 2), ([5], 5), ([20, 1], 3)]
+
+
+@pytest.mark.parametrize("orders, stock", ORDERS)
+def test_an_inventory_passed_in(orders, stock, tensors):
+    check(fill_orders, fresh(lambda v: Inventory(v(stock))), orders, tensors=tensors)
+
+
+@pytest.mark.parametrize("orders, stock", ORDERS)
+def test_an_inventory_created_inside(orders, stock, tensors):
+    check(fill_orders_from_scratch, stock, orders, tensors=tensors)
+
+
 # == reduced reproductions of the bugs found =======================================================
 
 def list_replaced_by_a_tensor_it_is_read_into(n):
@@ -1021,6 +1166,34 @@ class Total:
     total: object
 
 
+def closure_assigning_an_attribute(n):
+    c = Clock()
+
+    def tick():
+        c.t = c.t + 1.0
+    i = 0
+    while i < n:
+        tick()
+        i += 1
+    return c.t
+
+
+def make_tick(c):
+    def tick():
+        c.t = c.t + 1.0
+    return tick
+
+
+def closure_from_a_factory(n):
+    c = Clock()
+    tick = make_tick(c)
+    i = 0
+    while i < n:
+        tick()
+        i += 1
+    return c.t
+
+
 def dataclass_result(x):
     return Total(x * 2.0)
 
@@ -1051,6 +1224,10 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
                  marks=pytest.mark.xfail(strict=True, reason=HELPER_CALLS_METHOD)),
     pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter",
                  marks=pytest.mark.xfail(strict=True, reason=PARAMETER_RECEIVER_IN_BRANCH)),
+    pytest.param(closure_assigning_an_attribute, (3,), id="closure-assigning-an-attribute",
+                 marks=pytest.mark.xfail(strict=True, reason=CLOSURE_OVER_AN_OBJECT)),
+    pytest.param(closure_from_a_factory, (3,), id="closure-from-a-factory",
+                 marks=pytest.mark.xfail(strict=True, reason=CLOSURE_OVER_AN_OBJECT)),
     pytest.param(dataclass_result, (1.0,), id="dataclass-result",
                  marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
     pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),
