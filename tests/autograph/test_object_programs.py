@@ -237,6 +237,26 @@ DATACLASS_RESULT = (
     "object`; `def f(x): return S(x * 2.0)` gives S(total=<rt.Tensor 'multiply:0'>) "
     "(NoValueError only when the field is used) - neither its values nor an error naming "
     "the class at the return")
+STR_OF_AN_OBJECT = (
+    "autograph/operators/py_builtins.py print_/fstring: print(obj) (or f'{obj}') of an object "
+    "whose __str__ formats tensor attributes calls __str__ at trace time: with a format spec "
+    "(`f'{self.price:.2f}'`) it raises TypeError 'unsupported format string passed to "
+    "SymbolicTensor.__format__', without one it prints the symbolic tensor's text once at "
+    "trace time; eagerly it prints the values every time")
+PRINTED_OBJECT_FORMATTED_LATE = (
+    "runtime/ops/logging_ops.py print_ (_split_tensors): a Python object (not a list, dict or "
+    "tensor) printed in a graph function is held by the print op and formatted when the "
+    "graph runs, after the trace has mutated it: `b = Label(); print(b); b.v = 2; print(b)` "
+    "prints Label(2) twice (eagerly Label(1) then Label(2)); lists and dicts are copied at trace "
+    "time and print right")
+IMPLICIT_CALLS_UNCONVERTED = (
+    "autograph/converters/call_trees.py: methods Python calls implicitly - property "
+    "getters/setters, __enter__/__exit__, operators (__add__), __getitem__ - are not "
+    "converted (only explicit calls go through converted_call): a tensor `if` in a "
+    "property raises TypeError 'Cannot use the symbolic tensor less:0 ... as a Python bool', "
+    "a print in __enter__ inside a tensor loop prints once at trace time instead of every "
+    "iteration")
+
 # The attributes a called method may assign are loop/branch state only for `name.method()`
 # on a local `name` whose attributes the block or later code of the same function reads
 # (autograph/converters/control_flow.py `_modified`, "soft" state). Every other way of
@@ -269,6 +289,11 @@ CLOSURE_OVER_AN_OBJECT = _SOFT_STATE + (
     "variables such a function writes are loop state (closure_writes), attributes of the "
     "objects it closes over are not; silently 1.0 after 3 iterations, or the body's tensor "
     "leaks out (ValueError '... belongs to graph while_body')")
+STATE_READ_ONLY_BY_THE_METHOD = _SOFT_STATE + (
+    "an attribute a method both reads and assigns (`rng.next()`: self.state = (self.state * "
+    "75 + 74) % 65537) that the calling block and later code never read: soft state is only "
+    "what the caller reads, so rng.state is not carried and every iteration starts from the "
+    "seed - a silently wrong result (sum of 5 draws % 10: 45 instead of 30)")
 PARAMETER_RECEIVER_IN_BRANCH = _SOFT_STATE + (
     "a method of an object the function was given, called in a tensor if (`def advance_if(c, "
     "dt): if dt > 0: c.advance(dt)`): c.t is not read later in advance_if (the caller reads "
@@ -1049,6 +1074,212 @@ def test_an_inventory_created_inside(orders, stock, tensors):
     check(fill_orders_from_scratch, stock, orders, tensors=tensors)
 
 
+# == early exits and printing from methods =========================================================
+
+class Sensor:
+    def __init__(self, name, limit):
+        self.name = name
+        self.limit = limit
+        self.checked = 0
+        self.faults = 0
+
+    def first_fault(self, readings):
+        for i, r in enumerate(readings):
+            self.checked += 1
+            if r > self.limit:
+                self.faults += 1
+                print(f"{self.name}: reading {i} = {r:.1f} exceeds {self.limit:.1f}")
+                return i
+        print(f"{self.name}: all {self.checked} readings fine")
+        return -1
+
+
+def scan_sensors(readings, limit):
+    pressure = Sensor("pressure", limit)
+    temperature = Sensor("temperature", limit * 2.0)
+    a = pressure.first_fault(readings)
+    b = temperature.first_fault(readings)
+    return a, b, pressure.checked, temperature.checked, pressure.faults + temperature.faults
+
+
+@pytest.mark.parametrize("readings, limit", [
+    ([1.0, 2.0, 5.0, 9.0], 3.0),        # the second sensor stops later
+    ([1.0, 2.0], 3.0),                  # no fault
+    ([], 1.0),                          # nothing to read
+    ([7.0, 1.0], 1.0),                  # both stop at once
+])
+def test_early_return_from_a_method_inside_a_tensor_loop(readings, limit, tensors):
+    if not readings:
+        readings = np.zeros([0], np.float32) if tensors else []
+    check(scan_sensors, readings, limit, tensors=tensors)
+
+
+class SavingsAccount:
+    def __init__(self, owner, balance, rate):
+        self.owner = owner
+        self.balance = balance
+        self.rate = rate
+        self.months = 0
+
+    def accrue(self):
+        interest = self.balance * self.rate / 12.0
+        self.balance = self.balance + interest
+        self.months += 1
+        return interest
+
+    def statement(self, target, max_months):
+        while self.balance < target and self.months < max_months:
+            interest = self.accrue()
+            print(f"{self.owner} month {self.months:>2}: +{interest:.2f} -> "
+                  f"{self.balance:,.2f} ({self.rate:.1%} a year)")
+        print("{} reached {:.2f} after {} months".format(self.owner, self.balance,
+                                                         self.months))
+        return self.balance, self.months
+
+
+def savings_plan(balance, target, max_months):
+    account = SavingsAccount("ada", balance, 0.06)
+    return account.statement(target, max_months)
+
+
+@pytest.mark.parametrize("balance, target, max_months", [
+    (1000.0, 1030.0, 24), (1000.0, 900.0, 24), (5000.0, 1e6, 4), (1234.5, 1300.0, 0),
+])
+def test_printing_object_state_with_f_strings_in_a_loop(balance, target, max_months, tensors):
+    check(savings_plan, balance, target, max_months, tensors=tensors)
+
+
+class Position:
+    def __init__(self, qty, price):
+        self.qty = qty
+        self.price = price
+
+    def __str__(self):
+        return f"Position({self.qty} @ {self.price:.2f})"
+
+
+def print_positions(qty, price, days):
+    position = Position(qty, price)
+    for _ in range(days):
+        position.price = position.price * 1.1
+        print(position)
+    return position.price
+
+
+@modes(python_bug=PRINTED_OBJECT_FORMATTED_LATE, tensor_bug=STR_OF_AN_OBJECT)
+def test_printing_an_object_with_a_str_method_in_a_loop(tensors):
+    check(print_positions, 3, 10.0, 2, tensors=tensors)
+
+
+class LogSection:
+    """A context manager that reports entering and leaving a section of work."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        print(f"[{self.name}] begin")
+        return self
+
+    def __exit__(self, *exc):
+        print(f"[{self.name}] end")
+        return False
+
+
+def sectioned_training(w, epochs):
+    for _ in range(epochs):
+        with LogSection("epoch"):
+            w = w * 0.5 + 1.0
+    return w
+
+
+def test_a_context_manager_object_in_a_python_loop():
+    check(sectioned_training, 4.0, 3, tensors=False)
+    check(sectioned_training, 4.0, py(3), tensors=True)
+
+
+@pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)
+def test_a_context_manager_object_in_a_tensor_loop():
+    check(sectioned_training, 4.0, 3, tensors=True)
+
+
+class WarmupSchedule:
+    """A learning rate that ramps up linearly for `warmup` steps, then decays; a property
+    with a tensor `if`."""
+
+    def __init__(self, base, warmup):
+        self.base = base
+        self.warmup = warmup
+        self.step = 0
+
+    @property
+    def lr(self):
+        if self.step < self.warmup:
+            return self.base * (self.step + 1) / self.warmup
+        return self.base * 0.9 ** (self.step - self.warmup)
+
+
+def warmup_descent(w, steps, warmup):
+    schedule = WarmupSchedule(0.5, warmup)
+    for _ in range(steps):
+        w = w - schedule.lr * 2.0 * w
+        schedule.step += 1
+    return w, schedule.step
+
+
+@modes(tensor_bug=IMPLICIT_CALLS_UNCONVERTED)
+@pytest.mark.parametrize("steps, warmup", [(6, 3), (2, 4)])
+def test_a_property_with_a_tensor_if(steps, warmup, tensors):
+    check(warmup_descent, 1.0, steps, warmup, tensors=tensors)
+
+
+class LCG:
+    """A linear congruential generator: `next()` advances its state."""
+
+    def __init__(self, seed):
+        self.state = seed
+
+    def next(self):
+        self.state = (self.state * 75 + 74) % 65537
+        return self.state
+
+    def uniform(self):
+        return self.next() / 65537.0
+
+
+def monte_carlo_pi(seed, n):
+    rng = LCG(seed)
+    hits = 0
+    for _ in range(n):
+        x = rng.uniform()
+        y = rng.uniform()
+        if x * x + y * y < 1.0:
+            hits += 1
+    return 4.0 * hits / n
+
+
+def monte_carlo_pi_reporting_state(seed, n):
+    rng = LCG(seed)
+    hits = 0
+    for _ in range(n):
+        x = rng.uniform()
+        y = rng.uniform()
+        if x * x + y * y < 1.0:
+            hits += 1
+    return hits, rng.state          # the state is read after the loop: it is carried
+
+
+@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD)
+@pytest.mark.parametrize("seed, n", [(1, 50), (12345, 20)])
+def test_a_random_generator_object_in_a_monte_carlo_loop(seed, n, tensors):
+    check(monte_carlo_pi, seed, n, tensors=tensors)
+
+
+@pytest.mark.parametrize("seed, n", [(1, 50), (12345, 20), (7, 0)])
+def test_a_random_generator_object_whose_state_is_returned(seed, n, tensors):
+    check(monte_carlo_pi_reporting_state, seed, n, tensors=tensors)
+
+
 # == reduced reproductions of the bugs found =======================================================
 
 def list_replaced_by_a_tensor_it_is_read_into(n):
@@ -1194,6 +1425,74 @@ def closure_from_a_factory(n):
     return c.t
 
 
+class Price:
+    def __init__(self, value):
+        self.value = value
+
+    def __str__(self):
+        return f"Price({self.value:.2f})"
+
+
+def print_an_object_with_str(x):
+    print(Price(x))
+    return x
+
+
+class Label:
+    def __init__(self):
+        self.v = 1
+
+    def __str__(self):
+        return f"Label({self.v})"
+
+
+def print_then_mutate(x):
+    b = Label()
+    print(b)
+    b.v = 2
+    print(b)
+    return x
+
+
+class Speed:
+    def __init__(self, v):
+        self.v = v
+
+    @property
+    def magnitude(self):
+        if self.v < 0:
+            return -self.v
+        return self.v
+
+
+def property_with_a_tensor_if(v):
+    return Speed(v).magnitude
+
+
+class Noisy:
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        print("adding")
+        return Noisy(self.v + other.v)
+
+
+def operator_printing_in_a_tensor_loop(n):
+    total = 0.0
+    for _ in range(n):
+        total += (Noisy(1.0) + Noisy(2.0)).v
+    return total
+
+
+def random_generator_state_not_read_by_the_caller(n):
+    rng = LCG(1)
+    total = 0
+    for _ in range(n):
+        total += rng.next() % 10
+    return total
+
+
 def dataclass_result(x):
     return Total(x * 2.0)
 
@@ -1228,6 +1527,16 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
                  marks=pytest.mark.xfail(strict=True, reason=CLOSURE_OVER_AN_OBJECT)),
     pytest.param(closure_from_a_factory, (3,), id="closure-from-a-factory",
                  marks=pytest.mark.xfail(strict=True, reason=CLOSURE_OVER_AN_OBJECT)),
+    pytest.param(print_an_object_with_str, (2.5,), id="print-an-object-with-str",
+                 marks=pytest.mark.xfail(strict=True, reason=STR_OF_AN_OBJECT)),
+    pytest.param(print_then_mutate, (py(1),), id="print-then-mutate",
+                 marks=pytest.mark.xfail(strict=True, reason=PRINTED_OBJECT_FORMATTED_LATE)),
+    pytest.param(property_with_a_tensor_if, (-2.0,), id="property-with-a-tensor-if",
+                 marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
+    pytest.param(operator_printing_in_a_tensor_loop, (3,), id="operator-printing",
+                 marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
+    pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state",
+                 marks=pytest.mark.xfail(strict=True, reason=STATE_READ_ONLY_BY_THE_METHOD)),
     pytest.param(dataclass_result, (1.0,), id="dataclass-result",
                  marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
     pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),
