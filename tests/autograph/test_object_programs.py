@@ -207,6 +207,17 @@ def modes(python_bug=None, tensor_bug=None):
                                                param(True, "tensor", tensor_bug)])
 
 
+def both(*values, python_bug=None, tensor_bug=None):
+    """Two parameter sets, `values` with Python and with tensor arguments (for a
+    parametrize over "..., tensors"), a known bug in either a strict xfail."""
+    out = []
+    for tensors, name, bug in ((False, "python", python_bug), (True, "tensor", tensor_bug)):
+        marks = pytest.mark.xfail(strict=True, reason=bug) if bug else ()
+        out.append(pytest.param(*values, tensors, marks=marks,
+                                id="-".join(map(str, values + (name,)))))
+    return out
+
+
 def staging_error(f, *args, names=(), line=None):
     """`ag.convert(f)` on tensor arguments raises a StagingError naming `names` and the
     user's `line`."""
@@ -290,10 +301,13 @@ CLOSURE_OVER_AN_OBJECT = _SOFT_STATE + (
     "objects it closes over are not; silently 1.0 after 3 iterations, or the body's tensor "
     "leaks out (ValueError '... belongs to graph while_body')")
 STATE_READ_ONLY_BY_THE_METHOD = _SOFT_STATE + (
-    "an attribute a method both reads and assigns (`rng.next()`: self.state = (self.state * "
-    "75 + 74) % 65537) that the calling block and later code never read: soft state is only "
-    "what the caller reads, so rng.state is not carried and every iteration starts from the "
-    "seed - a silently wrong result (sum of 5 draws % 10: 45 instead of 30)")
+    "an attribute a method assigns that the calling function never reads itself - only "
+    "methods read it: the same method next iteration (`rng.next()`: self.state = "
+    "(self.state * 75 + 74) % 65537) or a later one (`s.add(x)` in the loop, `s.mean()` "
+    "after it): soft state is only what the caller's own code reads, so it is not carried: "
+    "every iteration starts from the seed (sum of 5 draws % 10: 45 instead of 30, a silently "
+    "wrong result), or the body's tensor leaks out (ValueError '... belongs to graph "
+    "while_body')")
 PARAMETER_RECEIVER_IN_BRANCH = _SOFT_STATE + (
     "a method of an object the function was given, called in a tensor if (`def advance_if(c, "
     "dt): if dt > 0: c.advance(dt)`): c.t is not read later in advance_if (the caller reads "
@@ -1280,6 +1294,354 @@ def test_a_random_generator_object_whose_state_is_returned(seed, n, tensors):
     check(monte_carlo_pi_reporting_state, seed, n, tensors=tensors)
 
 
+# == interpreters, filters, controllers ===========================================================
+
+class Expr:
+    def __add__(self, other):
+        return Add(self, other)
+
+    def __mul__(self, other):
+        return Mul(self, other)
+
+
+class Const(Expr):
+    def __init__(self, value):
+        self.value = value
+
+    def evaluate(self, env):
+        return self.value
+
+    def diff(self, name):
+        return Const(0.0)
+
+
+class Var(Expr):
+    def __init__(self, name):
+        self.name = name
+
+    def evaluate(self, env):
+        return env[self.name]
+
+    def diff(self, name):
+        return Const(1.0 if name == self.name else 0.0)
+
+
+class Add(Expr):
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def evaluate(self, env):
+        return self.left.evaluate(env) + self.right.evaluate(env)
+
+    def diff(self, name):
+        return Add(self.left.diff(name), self.right.diff(name))
+
+
+class Mul(Expr):
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def evaluate(self, env):
+        return self.left.evaluate(env) * self.right.evaluate(env)
+
+    def diff(self, name):
+        return Add(Mul(self.left.diff(name), self.right),
+                   Mul(self.left, self.right.diff(name)))
+
+
+class IfPositive(Expr):
+    """`then` where `test` > 0, else `orelse`: a tensor `if` when evaluated on tensors."""
+
+    def __init__(self, test, then, orelse):
+        self.test, self.then, self.orelse = test, then, orelse
+
+    def evaluate(self, env):
+        if self.test.evaluate(env) > 0:
+            return self.then.evaluate(env)
+        return self.orelse.evaluate(env)
+
+    def diff(self, name):
+        return IfPositive(self.test, self.then.diff(name), self.orelse.diff(name))
+
+
+def newton_on_an_expression_tree(x0, c, iterations):
+    """Solves f(x) = x^3 + c*x - 5 = 0 (a different cubic left of zero) by Newton's method on
+    a symbolic derivative built from the expression tree by recursion."""
+    x = Var("x")
+    cubic = x * x * x + Const(c) * x + Const(-5.0)
+    left = x * x * x * Const(-1.0) + Const(c) * x + Const(-5.0)
+    f = IfPositive(x, cubic, left)
+    df = f.diff("x")
+    value = x0
+    for _ in range(iterations):
+        env = {"x": value}
+        slope = df.evaluate(env)
+        if slope == 0.0:
+            print("flat slope, stopping")
+            break
+        value = value - f.evaluate(env) / slope
+    return value, f.evaluate({"x": value})
+
+
+@pytest.mark.parametrize("x0, c, iterations", [
+    (2.0, 1.0, 8), (-1.0, 2.0, 6), (1.0, 0.0, 0), (0.0, 0.0, 3),
+])
+def test_an_expression_tree_interpreter_with_derivatives(x0, c, iterations, tensors):
+    check(newton_on_an_expression_tree, x0, c, iterations, tensors=tensors)
+
+
+class Kalman1D:
+    """A constant-position Kalman filter that rejects outliers by an innovation gate."""
+
+    def __init__(self, q, r, gate):
+        self.x = 0.0
+        self.p = 1.0
+        self.q, self.r, self.gate = q, r, gate
+        self.rejected = 0
+
+    def predict(self):
+        self.p = self.p + self.q
+
+    def update(self, z):
+        innovation = z - self.x
+        s = self.p + self.r
+        if innovation * innovation > self.gate * self.gate * s:
+            self.rejected += 1
+            return False
+        k = self.p / s
+        self.x = self.x + k * innovation
+        self.p = (1.0 - k) * self.p
+        return True
+
+
+def track(measurements, gate):
+    kf = Kalman1D(0.01, 0.5, gate)
+    accepted = 0
+    for z in measurements:
+        kf.predict()
+        if kf.update(z):
+            accepted += 1
+    return kf.x, kf.p, kf.rejected, accepted
+
+
+@pytest.mark.parametrize("measurements, gate", [
+    ([1.0, 1.2, 0.9, 9.0, 1.1, 1.0], 3.0),      # one outlier rejected
+    ([1.0, 1.2, 0.9, 9.0, 1.1, 1.0], 100.0),    # none rejected
+    ([5.0, 5.0], 0.1),                          # all rejected
+])
+def test_a_kalman_filter_with_an_outlier_gate(measurements, gate, tensors):
+    check(track, measurements, gate, tensors=tensors)
+
+
+class PID:
+    def __init__(self, kp, ki, kd):
+        self.kp, self.ki, self.kd = kp, ki, kd
+        self.integral = 0.0
+        self.previous = 0.0
+
+    def control(self, error, dt):
+        self.integral = self.integral + error * dt
+        derivative = (error - self.previous) / dt
+        self.previous = error
+        return self.kp * error + self.ki * self.integral + self.kd * derivative
+
+
+class Tank:
+    def __init__(self, level):
+        self.level = level
+
+    def fill(self, inflow, dt):
+        inflow = rt.clip_by_value(inflow, 0.0, 5.0)
+        self.level = self.level + (inflow - 0.3 * self.level) * dt
+
+
+def regulate_tank(setpoint, level, max_steps, tol):
+    pid = PID(1.2, 0.4, 0.05)
+    tank = Tank(level)
+    steps = 0
+    settled = 0
+    while settled < 3 and steps < max_steps:
+        error = setpoint - tank.level
+        tank.fill(pid.control(error, 0.1), 0.1)
+        if abs(error) < tol:
+            settled += 1
+        else:
+            settled = 0
+        steps += 1
+    return tank.level, steps, pid.integral
+
+
+PID_BUG = STATE_READ_ONLY_BY_THE_METHOD + " (pid.previous)"
+PID_BUG_PYTHON = PID_BUG + (" (with Python arguments the while loop becomes a graph loop "
+                            "once tank.level is a tensor)")
+
+
+@pytest.mark.parametrize("setpoint, level, max_steps, tol, tensors", [
+    *both(2.0, 0.0, 400, 0.05, python_bug=PID_BUG_PYTHON, tensor_bug=PID_BUG),
+    *both(1.0, 1.0, 50, 0.1, tensor_bug=PID_BUG),
+    *both(3.0, 0.0, 5, 0.01, python_bug=PID_BUG_PYTHON, tensor_bug=PID_BUG),
+    *both(3.0, 0.0, 0, 0.01),
+])
+def test_a_pid_controller_filling_a_tank(setpoint, level, max_steps, tol, tensors):
+    check(regulate_tank, setpoint, level, max_steps, tol, tensors=tensors)
+
+
+class Epidemic:
+    def __init__(self, population, infected, beta, gamma):
+        self.s = population - infected
+        self.i = infected
+        self.r = 0.0
+        self.n = population
+        self.beta, self.gamma = beta, gamma
+        self.day = 0
+        self.peak = infected
+
+    def step(self):
+        new_infections = self.beta * self.s * self.i / self.n
+        recoveries = self.gamma * self.i
+        self.s = self.s - new_infections
+        self.i = self.i + new_infections - recoveries
+        self.r = self.r + recoveries
+        self.day += 1
+        if self.i > self.peak:
+            self.peak = self.i
+
+
+EPIDEMIC_BUG = STATE_READ_ONLY_BY_THE_METHOD + " (sim.s, read only by step())"
+
+
+def outbreak(infected, beta, max_days):
+    sim = Epidemic(1000.0, infected, beta, 0.1)
+    while sim.i >= 1.0 and sim.day < max_days:
+        sim.step()
+    return sim.day, sim.peak, sim.r
+
+
+@pytest.mark.parametrize("infected, beta, max_days, tensors", [
+    *both(1.0, 0.3, 1000, tensor_bug=EPIDEMIC_BUG),
+    *both(10.0, 0.05, 1000, tensor_bug=EPIDEMIC_BUG),
+    *both(0.5, 0.3, 1000),                              # under one infected: no day passes
+    *both(5.0, 0.4, 20, tensor_bug=EPIDEMIC_BUG),
+])
+def test_an_epidemic_read_through_attributes_in_the_loop_condition(infected, beta, max_days,
+                                                                    tensors):
+    check(outbreak, infected, beta, max_days, tensors=tensors)
+
+
+class Population:
+    def __init__(self, size, growth):
+        self.size = size
+        self.growth = growth
+
+    def grow(self, factor):
+        self.size = self.size * (1.0 + self.growth * factor)
+        if self.size < 0.01:
+            self.size = 0.0 * self.size
+
+
+def predator_prey(rabbits0, foxes0, seasons):
+    rabbits = Population(rabbits0, 0.5)
+    foxes = Population(foxes0, 0.2)
+    extinct_at = -1
+    for season in range(seasons):
+        food = rabbits.size / (rabbits.size + 50.0)
+        rabbits.grow(1.0 - foxes.size / 20.0)
+        foxes.grow(food - 0.5)
+        if foxes.size == 0.0 and extinct_at < 0:
+            extinct_at = season
+    return rabbits.size, foxes.size, extinct_at
+
+
+@pytest.mark.parametrize("rabbits0, foxes0, seasons", [
+    (100.0, 5.0, 12), (10.0, 30.0, 40), (50.0, 0.0, 3), (100.0, 5.0, 0),
+])
+def test_two_interacting_populations(rabbits0, foxes0, seasons, tensors):
+    check(predator_prey, rabbits0, foxes0, seasons, tensors=tensors)
+
+
+# == state machines, containers held in attributes ================================================
+
+class WordCounter:
+    """A two-state machine over character codes: counts words and the longest one."""
+    SPACE = 32
+
+    def __init__(self):
+        self.in_word = False
+        self.words = 0
+        self.length = 0
+        self.longest = 0
+
+    def feed(self, code):
+        if code == WordCounter.SPACE:
+            if self.in_word:
+                self.longest = max(self.longest, self.length)
+            self.in_word = False
+        elif self.in_word:
+            self.length += 1
+        else:
+            self.in_word = True
+            self.words += 1
+            self.length = 1
+
+    def finish(self):
+        if self.in_word:
+            self.longest = max(self.longest, self.length)
+        return self.words, self.longest
+
+
+def count_words(codes):
+    counter = WordCounter()
+    for code in codes:
+        counter.feed(code)
+    return counter.finish()
+
+
+@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD + " (in_word, length, longest: read by "
+       "feed() and finish() only)")
+@pytest.mark.parametrize("text", ["the quick  brown fox", "  a bb ccc ", "", "word"])
+def test_a_word_counting_state_machine(text, tensors):
+    codes = [ord(c) for c in text]
+    if not codes:
+        codes = np.zeros([0], np.int32) if tensors else []
+    check(count_words, codes, tensors=tensors)
+
+
+class Metrics:
+    """Running sums kept in a dict attribute, keyed by metric name."""
+
+    def __init__(self, names):
+        self.totals = {name: 0.0 for name in names}
+        self.count = 0
+
+    def update(self, **values):
+        for name, value in values.items():
+            self.totals[name] = self.totals[name] + value
+        self.count += 1
+
+    def result(self):
+        if self.count == 0:
+            return {name: total * 0.0 for name, total in self.totals.items()}
+        return {name: total / self.count for name, total in self.totals.items()}
+
+
+def evaluate_batches(predictions, labels):
+    metrics = Metrics(["abs_error", "sq_error", "hits"])
+    for p, y in zip(predictions, labels):
+        err = p - y
+        metrics.update(abs_error=abs(err), sq_error=err * err,
+                       hits=1.0 if abs(err) < 0.5 else 0.0)
+    return metrics.result(), metrics.count
+
+
+@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD + " (metrics.totals: read by update() and "
+       "result() only)")
+@pytest.mark.parametrize("predictions, labels", [
+    ([1.0, 2.0, 3.5], [1.2, 2.0, 2.0]), ([0.0], [10.0]),
+])
+def test_metrics_in_a_dict_attribute_updated_by_keyword(predictions, labels, tensors):
+    check(evaluate_batches, predictions, labels, tensors=tensors)
+
+
 # == reduced reproductions of the bugs found =======================================================
 
 def list_replaced_by_a_tensor_it_is_read_into(n):
@@ -1493,6 +1855,26 @@ def random_generator_state_not_read_by_the_caller(n):
     return total
 
 
+class Stats:
+    def __init__(self):
+        self.n = 0
+        self.total = 0.0
+
+    def add(self, x):
+        self.n += 1
+        self.total = self.total + x
+
+    def mean(self):
+        return self.total / self.n
+
+
+def state_read_by_a_later_method(xs):
+    s = Stats()
+    for x in xs:
+        s.add(x)
+    return s.mean()
+
+
 def dataclass_result(x):
     return Total(x * 2.0)
 
@@ -1536,6 +1918,8 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
     pytest.param(operator_printing_in_a_tensor_loop, (3,), id="operator-printing",
                  marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
     pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state",
+                 marks=pytest.mark.xfail(strict=True, reason=STATE_READ_ONLY_BY_THE_METHOD)),
+    pytest.param(state_read_by_a_later_method, ([1.0, 2.0, 6.0],), id="read-by-a-later-method",
                  marks=pytest.mark.xfail(strict=True, reason=STATE_READ_ONLY_BY_THE_METHOD)),
     pytest.param(dataclass_result, (1.0,), id="dataclass-result",
                  marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
