@@ -188,13 +188,16 @@ def check(f, *args, tensors, raises=None, match=None):
 
 
 class method:
-    """`check(method("step"), fresh(make_obj), *args)`: convert the bound method
-    `obj.step` of the fresh object, as `ag.convert(obj.step)`."""
+    """`check(method("step"), fresh(make_obj), *args)`: convert the bound method `obj.step`
+    of the run's fresh object, as `ag.convert(obj.step)`; `method(pick)` converts
+    `pick(obj)` (`method(lambda obj: obj)` a callable object itself)."""
 
     def __init__(self, name):
         self.name = name
 
     def __call__(self, call_args):
+        if callable(self.name):
+            return self.name(call_args[0])
         return getattr(call_args[0], self.name)
 
 
@@ -218,10 +221,10 @@ def both(*values, python_bug=None, tensor_bug=None):
     return out
 
 
-def staging_error(f, *args, names=(), line=None):
-    """`ag.convert(f)` on tensor arguments raises a StagingError naming `names` and the
-    user's `line`."""
-    call_args = _arguments(args, True, False)
+def staging_error(f, *args, names=(), line=None, tensors=True):
+    """`ag.convert(f)` (on tensor arguments unless `tensors=False`) raises a StagingError
+    naming `names` and the user's `line`."""
+    call_args = _arguments(args, tensors, False)
     with pytest.raises(ag.StagingError) as info, \
             rt.config.options(loop_iteration_limit=LOOP_LIMIT):
         ag.convert(f)(*call_args)
@@ -1640,6 +1643,205 @@ def evaluate_batches(predictions, labels):
 ])
 def test_metrics_in_a_dict_attribute_updated_by_keyword(predictions, labels, tensors):
     check(evaluate_batches, predictions, labels, tensors=tensors)
+
+
+# == converting methods, callable objects and partials directly ==================================
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def grow(self, x, bias):
+        """Scales x until its largest element passes 100."""
+        x = rt.convert_to_tensor(x, rt.float32)
+        steps = 0
+        while rt.reduce_max(x) < 100.0:
+            x = x * self.k + bias
+            steps += 1
+        return x, steps
+
+
+@pytest.mark.parametrize("x, bias", [([1.0, 3.0], 1.0), ([200.0, 0.0], 0.0), ([0.5], 2.0)])
+def test_convert_a_bound_method(x, bias, tensors):
+    check(method("grow"), fresh(lambda v: Scaler(v(2.0))), x, bias, tensors=tensors)
+
+
+@pytest.mark.parametrize("x", [[1.0, 3.0], [200.0, 0.0]])
+def test_convert_a_partial_of_a_bound_method(x, tensors):
+    check(method(lambda obj: functools.partial(obj.grow, bias=0.5)),
+          fresh(lambda v: Scaler(v(3.0))), x, tensors=tensors)
+
+
+class PositiveCounter:
+    """A callable object: counts the positive entries, stopping at a sentinel."""
+
+    def __init__(self, sentinel):
+        self.sentinel = sentinel
+
+    def __call__(self, xs):
+        count = 0
+        for x in xs:
+            if x == self.sentinel:
+                break
+            if x > 0:
+                count += 1
+        return count
+
+
+@pytest.mark.parametrize("xs", [[1, -1, 2, 0, 5], [3, 9, 4], [9], [-1, -2]])
+def test_convert_a_callable_object(xs, tensors):
+    check(method(lambda obj: obj), fresh(lambda v: PositiveCounter(v(9))), xs,
+          tensors=tensors)
+
+
+class Halver:
+    """A model whose __call__ is decorated with ag.convert in the class body."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    @ag.convert
+    def __call__(self, x, n):
+        for _ in range(n):
+            if rt.reduce_sum(x) > 10.0:
+                x = x * 0.5
+            else:
+                x = x * self.scale
+        print("sum after", n, "steps:", rt.reduce_sum(x))
+        return x
+
+
+@pytest.mark.parametrize("n", [4, 0])
+def test_a_method_decorated_in_the_class_body_on_two_instances(n):
+    plain = Halver.__call__.python_function
+    for scale in (3.0, 1.5):
+        model = Halver(scale)
+        x = np.array([1.0, 2.0], np.float32)
+        expected, expected_text = _run(plain, [model, x, np.int32(n)])
+        actual, actual_text = _run(model, [rt.constant(x), rt.constant(n)])
+        assert actual_text == expected_text
+        assert_same(expected, actual)
+
+
+# == more models and simulations ===================================================================
+
+class RNNCell:
+    def __init__(self, wx, wh):
+        self.wx = rt.Variable(wx)
+        self.wh = rt.Variable(wh)
+
+    def __call__(self, x, h):
+        return rt.tanh(x * self.wx + h * self.wh)
+
+
+class RNN:
+    """Runs its cell over a sequence, collecting the states, stopping when one saturates."""
+
+    def __init__(self, cell, limit):
+        self.cell = cell
+        self.limit = limit
+
+    def run(self, xs, h):
+        states = []
+        for x in xs:
+            h = self.cell(x, h)
+            states.append(h)
+            if abs(h) > self.limit:
+                print(f"saturated at {h:.4f}")
+                break
+        return rt.stack(states), h
+
+
+def run_rnn(xs, h0, limit):
+    rnn = RNN(RNNCell(np.float32(0.8), np.float32(1.1)), limit)
+    return rnn.run(xs, h0)
+
+
+RNN_CASES = [([0.1, 0.2, -0.3, 0.4], 0.0, 0.9), ([0.5, 0.5, 0.5, 0.5], 0.0, 0.6),
+             ([1.0], 0.5, 0.1)]
+
+
+@pytest.mark.parametrize("xs, h0, limit", RNN_CASES)
+def test_a_recurrent_cell_held_by_a_model_collects_its_states(xs, h0, limit):
+    check(run_rnn, xs, h0, limit, tensors=True)
+
+
+@pytest.mark.parametrize("xs, h0, limit", RNN_CASES[:2])
+def test_a_tensor_break_out_of_a_python_list_loop_that_appends_is_a_staging_error(xs, h0,
+                                                                                   limit):
+    # A Python list of inputs unrolls the loop; whether the break happens is known only at
+    # run time, so the number of states is too: the error names the list and the loop.
+    staging_error(run_rnn, xs, h0, limit, tensors=False, names=["states"],
+                  line="for x in xs:")
+
+
+class Regularized:
+    """A Python `training` flag switched by methods picks the code path while tracing."""
+
+    def __init__(self, w):
+        self.w = w
+        self.training = True
+
+    def train(self):
+        self.training = True
+        return self
+
+    def eval(self):
+        self.training = False
+        return self
+
+    def forward(self, x):
+        y = rt.convert_to_tensor(x, rt.float32) * self.w
+        if self.training:
+            y = y + 0.01 * self.w * self.w      # a penalty added only while training
+            if rt.reduce_max(y) > 5.0:
+                y = y / rt.reduce_max(y) * 5.0
+        return y
+
+
+def train_then_eval(w, x):
+    model = Regularized(w)
+    a = model.train().forward(x)
+    b = model.eval().forward(x)
+    return a, b, model.training
+
+
+@pytest.mark.parametrize("w, x", [(2.0, [1.0, 2.0]), (3.0, [1.0, 2.0]), (-1.0, [4.0])])
+def test_a_python_training_flag_switched_by_methods(w, x, tensors):
+    check(train_then_eval, w, x, tensors=tensors)
+
+
+class ParamSet:
+    """Named parameters, iterable like a list of them."""
+
+    def __init__(self, **params):
+        self.params = {k: rt.convert_to_tensor(v, rt.float32) for k, v in params.items()}
+
+    def __iter__(self):
+        return iter(self.params.values())
+
+    def __len__(self):
+        return len(self.params)
+
+    def global_norm(self):
+        return rt.sqrt(sum(rt.reduce_sum(p * p) for p in self))
+
+
+def clip_by_global_norm(w, b, max_norm):
+    params = ParamSet(w=w, b=b)
+    norm = params.global_norm()
+    if norm > max_norm:
+        scale = max_norm / norm
+    else:
+        scale = 1.0
+    return [p * scale for p in params], norm, len(params)
+
+
+@pytest.mark.parametrize("w, b, max_norm", [
+    ([3.0, 4.0], [0.0], 1.0), ([0.3, 0.4], [0.0], 1.0), ([1.0, 1.0], [1.0, 1.0], 2.0),
+])
+def test_an_iterable_parameter_set_clipped_by_global_norm(w, b, max_norm, tensors):
+    check(clip_by_global_norm, w, b, max_norm, tensors=tensors)
 
 
 # == reduced reproductions of the bugs found =======================================================
