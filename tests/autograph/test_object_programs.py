@@ -1844,6 +1844,154 @@ def test_an_iterable_parameter_set_clipped_by_global_norm(w, b, max_norm, tensor
     check(clip_by_global_norm, w, b, max_norm, tensors=tensors)
 
 
+class Stack:
+    """A stack over a list attribute."""
+
+    def __init__(self):
+        self.items = []
+
+    def push(self, x):
+        self.items.append(x)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __len__(self):
+        return len(self.items)
+
+
+def brackets_balanced(codes):
+    """codes: 1 opens, -1 closes. Returns early on a close with nothing open."""
+    stack = Stack()
+    for i, c in enumerate(codes):
+        if c > 0:
+            stack.push(i)
+        else:
+            if len(stack) == 0:
+                print("unmatched close at", i)
+                return False
+            stack.pop()
+    return len(stack) == 0
+
+
+STACK_BUG = STATE_READ_ONLY_BY_THE_METHOD + (
+    " (stack.items, read only by push(), pop() and __len__: the list grows once per trace, "
+    "so len(stack) is 1 or 0, and the early `return False` never happens)")
+
+
+@pytest.mark.parametrize("codes, tensors", [
+    *both([1, 1, -1, -1]),                  # (right by chance)
+    *both([1, -1, -1, 1], tensor_bug=STACK_BUG),
+    *both([-1], tensor_bug=STACK_BUG),
+    *both([1, 1], tensor_bug=STACK_BUG),
+    *both([1, -1, 1, 1, -1, -1]),
+])
+def test_a_stack_object_over_a_list_attribute(codes, tensors):
+    check(brackets_balanced, codes, tensors=tensors)
+
+
+class Teller:
+    def __init__(self):
+        self.busy_until = 0
+        self.served = 0
+
+
+class Branch:
+    """Customers queue; each free teller takes one for 3 ticks."""
+
+    def __init__(self, tellers):
+        self.tellers = [Teller() for _ in range(tellers)]
+        self.queue = 0
+        self.waited = 0
+
+    def tick(self, t, arrivals):
+        self.queue += arrivals
+        for teller in self.tellers:
+            if teller.busy_until <= t and self.queue > 0:
+                teller.busy_until = t + 3
+                teller.served += 1
+                self.queue -= 1
+        self.waited += self.queue
+
+
+def bank_branch(arrivals):
+    branch = Branch(2)
+    for t, a in enumerate(arrivals):
+        branch.tick(t, a)
+    return branch.queue, branch.waited, [teller.served for teller in branch.tellers]
+
+
+@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD + " (the tellers' busy_until and served, "
+       "assigned through branch.tick())")
+@pytest.mark.parametrize("arrivals", [[3, 0, 1, 0, 0, 2, 0], [0, 0], [5]])
+def test_a_bank_branch_with_tellers_in_a_list_attribute(arrivals, tensors):
+    check(bank_branch, arrivals, tensors=tensors)
+
+
+Transition = collections.namedtuple("Transition", "obs reward done")
+
+
+class Corridor:
+    """An environment: walk right to reach the end; each step costs 0.1."""
+
+    def __init__(self, length):
+        self.length = length
+        self.pos = 0
+        self.steps = 0
+
+    def reset(self):
+        self.pos = 0
+        self.steps = 0
+        return self.pos
+
+    def step(self, action):
+        self.pos = max(self.pos + action, 0)
+        self.steps += 1
+        done = self.pos >= self.length
+        reward = 1.0 if done else -0.1
+        return Transition(self.pos, reward, done)
+
+
+class GreedyPolicy:
+    def __init__(self, q):
+        self.q = rt.convert_to_tensor(q, rt.float32)
+
+    def act(self, obs):
+        return 2 * rt.cast(rt.argmax(self.q[obs]), rt.int32) - 1      # -1 or +1
+
+
+def run_episode(q, length, max_steps):
+    env = Corridor(length)
+    policy = GreedyPolicy(q)
+    obs = env.reset()
+    total, done = 0.0, False
+    while not done and env.steps < max_steps:
+        transition = env.step(policy.act(obs))
+        obs, done = transition.obs, transition.done
+        total += transition.reward
+    return total, env.steps, obs
+
+
+Q_RIGHT = [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]
+Q_STUCK = [[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]
+
+
+EPISODE_BUG = STATE_READ_ONLY_BY_THE_METHOD + (
+    " (env.pos, read only by env.step(); with Python arguments the while loop becomes a graph "
+    "loop once obs is a tensor)")
+
+
+@pytest.mark.parametrize("q, length, max_steps, tensors", [
+    *both("right", 4, 20, python_bug=EPISODE_BUG, tensor_bug=EPISODE_BUG),
+    *both("stuck", 4, 9, python_bug=EPISODE_BUG),   # (tensors: right by chance)
+    *both("right", 4, 2, tensor_bug=EPISODE_BUG),
+    *both("right", 4, 0),
+])
+def test_an_episode_of_an_environment_and_a_policy(q, length, max_steps, tensors):
+    q = Q_RIGHT if q == "right" else Q_STUCK
+    check(run_episode, q, length, max_steps, tensors=tensors)
+
+
 # == reduced reproductions of the bugs found =======================================================
 
 def list_replaced_by_a_tensor_it_is_read_into(n):
