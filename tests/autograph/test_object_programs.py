@@ -1992,6 +1992,207 @@ def test_an_episode_of_an_environment_and_a_policy(q, length, max_steps, tensors
     check(run_episode, q, length, max_steps, tensors=tensors)
 
 
+# == containers with dunder access, slots, generators, configs ====================================
+
+class Grid:
+    """Cells reached through __getitem__/__setitem__ of the object."""
+
+    def __init__(self, keys):
+        self.cells = {k: 0.0 for k in keys}
+
+    def __getitem__(self, key):
+        return self.cells[key]
+
+    def __setitem__(self, key, value):
+        self.cells[key] = value
+
+
+def tally_in_a_grid(xs, threshold):
+    grid = Grid(["sum", "big", "small"])
+    for x in xs:
+        grid["sum"] = grid["sum"] + x
+        if x > threshold:
+            grid["big"] = grid["big"] + 1.0
+        else:
+            grid["small"] = grid["small"] + 1.0
+    return grid["sum"], grid["big"], grid["small"]
+
+
+@pytest.mark.parametrize("xs, threshold", [([1.0, 2.0, 3.0], 1.5), ([0.5], 1.0), ([4.0, 5.0], 0.0)])
+def test_items_of_a_user_object_with_getitem_and_setitem(xs, threshold, tensors):
+    check(tally_in_a_grid, xs, threshold, tensors=tensors)
+
+
+class SlottedWalker:
+    __slots__ = ("x", "steps", "turns")
+
+    def __init__(self):
+        self.x = 0.0
+        self.steps = 0
+        self.turns = 0
+
+    def move(self, dx):
+        if (self.x > 0) != (self.x + dx > 0):
+            self.turns += 1
+        self.x = self.x + dx
+        self.steps += 1
+
+
+def walk_slotted(moves):
+    walker = SlottedWalker()
+    for dx in moves:
+        if dx != 0.0:
+            walker.move(dx)
+    return walker.x, walker.steps, walker.turns
+
+
+@pytest.mark.parametrize("moves", [[1.0, -2.0, 0.0, 3.0, -0.5], [0.0, 0.0], [-1.0]])
+def test_a_class_with_slots_mutated_by_a_method(moves, tensors):
+    check(walk_slotted, moves, tensors=tensors)
+
+
+class BatchLoader:
+    """Batches of a tensor from a generator __iter__ (a generator runs unconverted)."""
+
+    def __init__(self, data, batch_size):
+        self.data = data
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        for start in range(0, len(self.data), self.batch_size):
+            yield self.data[start:start + self.batch_size]
+
+
+def sum_of_heavy_batches(data, limit):
+    total = 0.0
+    heavy = 0
+    for batch in BatchLoader(data, 2):
+        s = rt.reduce_sum(batch)
+        if s > limit:
+            total += s
+            heavy += 1
+    return total, heavy
+
+
+@pytest.mark.parametrize("data, limit", [([1.0, 2.0, 3.0, 4.0, 5.0], 3.0), ([1.0, 1.0], 5.0)])
+def test_a_loader_object_with_a_generator_iter(data, limit, tensors):
+    check(sum_of_heavy_batches, data, limit, tensors=tensors)
+
+
+class ReplayBuffer:
+    """Keeps the positive rewards in a tensor attribute that grows along its first axis."""
+
+    def __init__(self, like):
+        self.rewards = like[:0]
+
+    def push(self, reward):
+        self.rewards = rt.concat([self.rewards, rt.expand_dims(reward, 0)], 0)
+
+
+def collect_rewards(rewards):
+    buffer = ReplayBuffer(rt.convert_to_tensor(rewards, rt.float32))
+    for r in rewards:
+        ag.set_loop_options(shape_invariants=[(buffer.rewards, [None])])
+        if r > 0:
+            buffer.push(r)
+    return buffer.rewards
+
+
+def collect_rewards_without_invariants(rewards):
+    buffer = ReplayBuffer(rt.convert_to_tensor(rewards, rt.float32))
+    for r in rewards:
+        if r > 0:
+            buffer.push(r)
+    return buffer.rewards
+
+
+@pytest.mark.parametrize("rewards", [[1.0, -2.0, 3.0], [-1.0, -1.0], [2.0]])
+def test_a_replay_buffer_attribute_with_a_shape_invariant(rewards):
+    check(collect_rewards, rewards, tensors=True)
+
+
+def test_a_growing_attribute_without_a_shape_invariant_is_a_staging_error():
+    staging_error(collect_rewards_without_invariants, [1.0, -2.0, 3.0],
+                  names=["buffer.rewards", "shape_invariants"], line="for r in rewards:")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    lr: float
+    steps: int
+    verbose: bool = False
+
+
+def train_with_config(w, config):
+    for step in range(config.steps):
+        w = w - config.lr * 2.0 * (w - 1.0)
+        if config.verbose:
+            print(f"step {step}: w = {w:.4f}")
+    return w
+
+
+def test_a_frozen_dataclass_config_is_a_python_argument_of_the_trace():
+    f = ag.convert(train_with_config)
+    for config in (TrainConfig(0.1, 3), TrainConfig(0.1, 3), TrainConfig(0.2, 2, True)):
+        expected, expected_text = _run(train_with_config, [np.float32(3.0), config])
+        actual, actual_text = _run(f, [rt.constant(np.float32(3.0)), config])
+        assert actual_text == expected_text
+        assert_same(expected, actual)
+    assert f.experimental_get_tracing_count() == 2        # equal configs share a trace
+
+
+class NewtonSolver:
+    """Inner while loops (one per target) inside the outer loop of another method."""
+
+    def __init__(self, tol):
+        self.tol = tol
+        self.total_iterations = 0
+
+    def sqrt(self, a):
+        x = a
+        iterations = 0
+        while abs(x * x - a) > self.tol * a and iterations < 100:
+            x = 0.5 * (x + a / x)
+            iterations += 1
+        return x, iterations
+
+    def solve_all(self, targets):
+        roots = []
+        for a in targets:
+            root, iterations = self.sqrt(a)
+            self.total_iterations += iterations
+            roots.append(root)
+        return rt.stack(roots), self.total_iterations
+
+
+def square_roots(targets, tol):
+    return NewtonSolver(tol).solve_all(targets)
+
+
+@pytest.mark.parametrize("targets, tol", [([2.0, 9.0, 1e4], 1e-6), ([1.0], 1e-3), ([4.0, 0.25], 0.5)])
+def test_nested_loops_across_method_boundaries(targets, tol, tensors):
+    check(square_roots, targets, tol, tensors=tensors)
+
+
+class Tracker:
+    def __init__(self, value):
+        self.value = value
+
+
+def tracker_made_in_a_branch(x):
+    if x > 0:
+        tracker = Tracker(x)
+    else:
+        tracker = Tracker(-x)
+    return tracker.value
+
+
+def test_an_object_created_in_either_branch_of_a_tensor_if_is_a_staging_error():
+    check(tracker_made_in_a_branch, -2.0, tensors=False)
+    staging_error(tracker_made_in_a_branch, -2.0, names=["'tracker'", "Tracker"],
+                  line="if x > 0:")
+
+
 # == reduced reproductions of the bugs found =======================================================
 
 def list_replaced_by_a_tensor_it_is_read_into(n):
