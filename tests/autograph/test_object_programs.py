@@ -2193,6 +2193,120 @@ def test_an_object_created_in_either_branch_of_a_tensor_if_is_a_staging_error():
                   line="if x > 0:")
 
 
+# == more method patterns ==========================================================================
+
+class RunningTotal:
+    """A fluent API: add() returns self, so the loop reassigns the same object."""
+
+    def __init__(self):
+        self.total = 0.0
+        self.n = 0
+
+    def add(self, x):
+        self.total = self.total + x
+        self.n += 1
+        return self
+
+    def scaled(self, k):
+        self.total = self.total * k
+        return self
+
+
+def fluent_totals(xs, k):
+    acc = RunningTotal()
+    for x in xs:
+        if x > 0:
+            acc = acc.add(x)
+        else:
+            acc = acc.add(-x).scaled(k)
+    return acc.total, acc.n
+
+
+@pytest.mark.parametrize("xs, k", [([1.0, -2.0, 3.0], 0.5), ([2.0], 3.0), ([-1.0, -1.0], 2.0)])
+def test_a_fluent_method_returning_self_in_a_tensor_loop(xs, k, tensors):
+    check(fluent_totals, xs, k, tensors=tensors)
+
+
+class Catalogue:
+    def __init__(self, codes):
+        self.codes = codes
+        self.probes = 0
+
+    def index_of(self, code):
+        """A for/else: the else runs when no break happened."""
+        for i, c in enumerate(self.codes):
+            self.probes += 1
+            if c == code:
+                break
+        else:
+            return -1
+        return i
+
+
+def look_up(codes, wanted, other):
+    catalogue = Catalogue(codes)
+    a = catalogue.index_of(wanted)
+    b = catalogue.index_of(other)
+    return a, b, catalogue.probes
+
+
+@pytest.mark.parametrize("codes, wanted, other", [
+    ([4, 8, 15, 16], 15, 4), ([4, 8, 15, 16], 23, 16), ([7], 7, 8),
+])
+def test_a_for_else_search_in_a_method(codes, wanted, other, tensors):
+    check(look_up, codes, wanted, other, tensors=tensors)
+
+
+class Lazy:
+    def observe(self, x):
+        if x > 0:
+            self.last_positive = x          # the attribute exists only after a positive x
+
+
+def lazily_created_attribute(x):
+    obj = Lazy()
+    obj.observe(x)
+    return obj.last_positive
+
+
+def test_an_attribute_created_in_one_branch_of_a_tensor_if_is_a_staging_error():
+    check(lazily_created_attribute, 2.0, tensors=False)
+    staging_error(lazily_created_attribute, 2.0, names=["self.last_positive"],
+                  line="if x > 0:")
+
+
+class StepCounter:
+    """A callable callback whose state lives in rt.Variables: graph calls update them."""
+
+    def __init__(self):
+        self.steps = rt.Variable(0, name="steps")
+        self.total = rt.Variable(0.0, name="total")
+
+    def __call__(self, loss):
+        self.steps.assign_add(1)
+        if loss > 1.0:
+            self.total.assign_add(loss)
+
+
+def train_with_callback(callback, losses):
+    for loss in losses:
+        callback(loss)
+    return callback.steps.read_value()
+
+
+@pytest.mark.parametrize("losses", [[0.5, 2.0, 3.0], [0.1]])
+def test_a_callable_callback_holding_variables_across_calls(losses):
+    eager_cb, graph_cb = StepCounter(), StepCounter()
+    f = ag.convert(train_with_callback)
+    x = np.array(losses, np.float32)
+    for _ in range(3):                  # three calls: the graph updates the variables each time
+        expected = train_with_callback(eager_cb, x)
+        actual = f(graph_cb, rt.constant(x))
+        assert_same(expected, actual)
+    assert_same(eager_cb.steps.numpy(), graph_cb.steps.numpy())
+    assert_same(eager_cb.total.numpy(), graph_cb.total.numpy())
+
+
 # == reduced reproductions of the bugs found =======================================================
 
 def list_replaced_by_a_tensor_it_is_read_into(n):
