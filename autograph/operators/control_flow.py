@@ -15,7 +15,9 @@ the state as its inputs and outputs.
 """
 import collections
 import re
+import sys
 import threading
+import types
 
 import numpy as np
 
@@ -234,8 +236,16 @@ def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=No
     cond = as_condition(cond)
     if is_symbolic(cond):
         get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
-        _tensor_if(truth(cond), body, orelse, get_state, set_state, symbol_names,
-                   len(symbol_names) if n_outputs is None else n_outputs)
+        names = list(symbol_names)
+        if n_outputs is None or n_outputs == len(names):
+            # Attributes the branches' calls assign (`acc.add(x)`) are outputs too.
+            found = _object_state([body, orelse], [body, orelse], get_state, set_state,
+                                  names)
+            if found:
+                get_state, set_state, names = _with_object_state(get_state, set_state,
+                                                                 names, found)
+            n_outputs = len(names)
+        _tensor_if(truth(cond), body, orelse, get_state, set_state, tuple(names), n_outputs)
     elif cond:
         body()
     else:
@@ -416,6 +426,9 @@ def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()
     body returns the next prefix values.
     """
     names = list(symbol_names)
+    found = _object_state([body], [body, test], get_state, set_state, names, prefix)
+    if found:
+        get_state, set_state, names = _with_object_state(get_state, set_state, names, found)
     # (the probe's prefix values are tensors, as in the loop: never Python values; weak
     # where the loop's are, standing for the Python number they start from)
     init = _initial_state(list(get_state()), names,
@@ -560,6 +573,130 @@ def _default_invariant(value):
     if isinstance(value, (Tensor, rt.Variable)):
         return value.shape
     return rt.TensorShape([])
+
+
+# -- attributes of the caller's objects that the body changes ------------------------------
+# `while clock.t < end: clock.tick()`: tick() assigns clock.t, which the converter cannot
+# see (the assignment is in another function). The objects the body can reach through its
+# closure (its free variables, their attributes, the elements of lists and dicts there)
+# are compared before and after a scratch trace of the body: what it changed is loop state.
+
+_LIBRARY_ROOTS = frozenset(("runtime", "autograph", "numpy", "builtins", "gast"))
+
+
+def _user_object(value):
+    cls = type(value)
+    if isinstance(value, (Tensor, rt.Variable, TensorList, type, types.ModuleType,
+                          types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+        return False
+    module = (getattr(cls, "__module__", None) or "").partition(".")[0]
+    return (module not in _LIBRARY_ROOTS and module not in _STDLIB
+            and hasattr(value, "__dict__"))
+
+
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"types", "functools"}
+
+
+def _reachable_objects(functions):
+    """[(label, object)] of user objects reachable from the functions' closures: the free
+    variables, one level of their attributes, and elements of lists, tuples and dicts."""
+    found, seen = [], set()
+
+    def add(label, value, depth):
+        if isinstance(value, (list, tuple)) and depth:
+            for k, item in enumerate(value[:64]):
+                add(f"{label}[{k}]", item, depth - 1)
+            return
+        if isinstance(value, dict) and depth:
+            for key, item in list(value.items())[:64]:
+                add(f"{label}[{key!r}]", item, depth - 1)
+            return
+        if not _user_object(value) or id(value) in seen:
+            return
+        seen.add(id(value))
+        found.append((label, value))
+        if depth:
+            for attr, item in list(vars(value).items()):
+                add(f"{label}.{attr}", item, depth - 1)
+
+    functions, seen_functions = list(functions), set()
+    while functions:
+        fn = functions.pop()
+        code, closure = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
+        if code is None or not closure or id(fn) in seen_functions:
+            continue
+        seen_functions.add(id(fn))
+        for name, cell in zip(code.co_freevars, closure):
+            if name == "ag__":
+                continue
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, types.FunctionType):
+                functions.append(value)         # the generated body inside a wrapper
+            else:
+                add(name, value, 2)
+    return found
+
+
+def _object_state(bodies, reach, get_state, set_state, names, prefix=()):
+    """[(label, object, attribute)] that the functions `bodies` (a loop body; an `if`'s
+    branches) change on the objects the functions `reach` can reach: found by tracing each
+    once in a scratch graph, everything restored after; minus what the state names."""
+    if getattr(_tracing, "discovering", False):
+        return []           # (inside another statement's discovery trace: it finds them)
+    objects = _reachable_objects(reach)
+    if not objects:
+        return []
+    before = [(label, obj, dict(vars(obj))) for label, obj in objects]
+    init = tuple(get_state())
+    changed = {}
+    for body in bodies:
+        scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
+        _tracing.discovering = True
+        try:
+            with scratch.as_default():
+                set_state(tuple(_stand_in(v, scratch, name) for v, name in zip(init, names)))
+                try:
+                    _user(body)(*[_probe_tensor(p) for p in prefix])
+                except Exception:  # noqa: BLE001 - the real trace reports it properly
+                    pass
+        finally:
+            _tracing.discovering = False
+            set_state(init)
+            for label, obj, saved in before:
+                now = vars(obj)
+                for attr in set(now) | set(saved):
+                    if now.get(attr, _ABSENT) is not saved.get(attr, _ABSENT):
+                        changed.setdefault(f"{label}.{attr}", (obj, attr))
+                now.clear()
+                now.update(saved)
+    known = set(names)
+    return [(label, obj, attr) for label, (obj, attr) in sorted(changed.items())
+            if label not in known]
+
+
+_ABSENT = object()
+
+
+def _with_object_state(get_state, set_state, names, found):
+    """get_state/set_state/names extended by the attributes `found` (_object_state)."""
+    n = len(names)
+
+    def get_all():
+        return tuple(get_state()) + tuple(
+            vars(obj).get(attr, Undefined(label)) for label, obj, attr in found)
+
+    def set_all(values):
+        set_state(tuple(values[:n]))
+        for (label, obj, attr), value in zip(found, values[n:]):
+            if type(value) is Undefined:
+                vars(obj).pop(attr, None)
+            else:
+                setattr(obj, attr, value)
+
+    return get_all, set_all, list(names) + [label for label, _, _ in found]
 
 
 def _probe_tensor(value):

@@ -552,7 +552,7 @@ def train_with_early_stopping(losses, patience):
     return stopper.best, stopper.wait, stopper.stopped_epoch
 
 
-@modes(tensor_bug=CALLABLE_OBJECT)
+@modes()    # fixed; was a known bug (soft state of called methods)
 @pytest.mark.parametrize("losses, patience", [
     ([1.0, 0.8, 0.79, 0.795, 0.9, 0.5], 2),        # stops at epoch 4
     ([1.0, 0.8, 0.6, 0.4], 2),                     # never stops
@@ -643,7 +643,7 @@ def particles_in_a_box(x0, x1, v0, v1, steps):
     return states, box.time
 
 
-@modes(tensor_bug=LOOP_TARGET_RECEIVER)
+@modes()    # fixed; was a known bug (soft state of called methods)
 @pytest.mark.parametrize("x0, x1, v0, v1, steps", [
     (0.5, 0.2, 1.0, -0.5, 7), (0.1, 0.9, 0.0, 2.0, 3), (0.5, 0.5, 1.0, 1.0, 0),
 ])
@@ -687,8 +687,7 @@ def ledger(amounts, start):
     return alice.balance, bob.balance, alice.rejected, moved
 
 
-@modes(tensor_bug=PARAMETER_RECEIVER_IN_BRANCH + "; and HELPER_CALLS_METHOD: bob, only "
-       "passed to alice.transfer(bob, amount), is not state of ledger's loop either")
+@modes()    # fixed; was a known bug (PARAMETER_RECEIVER_IN_BRANCH, HELPER_CALLS_METHOD)
 @pytest.mark.parametrize("amounts, start", [
     ([10.0, 50.0, 30.0, 20.0], 70.0), ([5.0, 5.0], 100.0), ([80.0], 10.0),
 ])
@@ -810,7 +809,7 @@ def test_inheritance_and_super_in_layers(x, depth, tensors):
     check(stacked_layers, x, py(depth), tensors=tensors)
 
 
-@modes(tensor_bug=LOOP_TARGET_RECEIVER)
+@modes()    # fixed; was a known bug (soft state of called methods)
 @pytest.mark.parametrize("x, depth", [(1.0, 2), (4.0, 3)])     # (right after one iteration)
 def test_inheritance_and_super_in_layers_with_a_tensor_depth(x, depth, tensors):
     check(stacked_layers, x, depth, tensors=tensors)
@@ -1067,14 +1066,14 @@ def fit_online(xs, ys, epochs):
     return model.w, model.b, model.seen, err
 
 
-@modes(tensor_bug=CLOSURE_OVER_AN_OBJECT)
+@modes()    # fixed; was a known bug (soft state of called methods)
 @pytest.mark.parametrize("epochs", [3, 2])
 def test_a_closure_over_a_model_with_a_python_epoch_count(epochs, tensors):
     # epochs stays a Python int: that loop unrolls; zip over tensors is a graph loop.
     check(fit_online, [1.0, 2.0, 3.0], [3.0, 5.0, 7.0], py(epochs), tensors=tensors)
 
 
-@modes(tensor_bug=CLOSURE_OVER_AN_OBJECT)
+@modes()    # fixed; was a known bug (soft state of called methods)
 @pytest.mark.parametrize("epochs", [3, 2])
 def test_a_closure_over_a_model_in_a_tensor_loop(epochs, tensors):
     check(fit_online, [1.0, 2.0, 3.0], [3.0, 5.0, 7.0], epochs, tensors=tensors)
@@ -1323,7 +1322,7 @@ def monte_carlo_pi_reporting_state(seed, n):
     return hits, rng.state          # the state is read after the loop: it is carried
 
 
-@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD)
+@modes()    # fixed; was a known bug (soft state of called methods)
 @pytest.mark.parametrize("seed, n", [(1, 50), (12345, 20)])
 def test_a_random_generator_object_in_a_monte_carlo_loop(seed, n, tensors):
     check(monte_carlo_pi, seed, n, tensors=tensors)
@@ -1517,9 +1516,9 @@ PID_BUG_PYTHON = PID_BUG + (" (with Python arguments the while loop becomes a gr
 
 
 @pytest.mark.parametrize("setpoint, level, max_steps, tol, tensors", [
-    *both(2.0, 0.0, 400, 0.05, python_bug=PID_BUG_PYTHON, tensor_bug=PID_BUG),
-    *both(1.0, 1.0, 50, 0.1, tensor_bug=PID_BUG),
-    *both(3.0, 0.0, 5, 0.01, python_bug=PID_BUG_PYTHON, tensor_bug=PID_BUG),
+    *both(2.0, 0.0, 400, 0.05),         # fixed; were known bugs (PID_BUG)
+    *both(1.0, 1.0, 50, 0.1),
+    *both(3.0, 0.0, 5, 0.01),
     *both(3.0, 0.0, 0, 0.01),
 ])
 def test_a_pid_controller_filling_a_tank(setpoint, level, max_steps, tol, tensors):
@@ -1558,10 +1557,10 @@ def outbreak(infected, beta, max_days):
 
 
 @pytest.mark.parametrize("infected, beta, max_days, tensors", [
-    *both(1.0, 0.3, 1000, tensor_bug=EPIDEMIC_BUG),
-    *both(10.0, 0.05, 1000, tensor_bug=EPIDEMIC_BUG),
+    *both(1.0, 0.3, 1000),
+    *both(10.0, 0.05, 1000),
     *both(0.5, 0.3, 1000),                              # under one infected: no day passes
-    *both(5.0, 0.4, 20, tensor_bug=EPIDEMIC_BUG),
+    *both(5.0, 0.4, 20),
 ])
 def test_an_epidemic_read_through_attributes_in_the_loop_condition(infected, beta, max_days,
                                                                     tensors):
@@ -2019,9 +2018,9 @@ EPISODE_BUG = STATE_READ_ONLY_BY_THE_METHOD + (
 
 
 @pytest.mark.parametrize("q, length, max_steps, tensors", [
-    *both("right", 4, 20, python_bug=EPISODE_BUG, tensor_bug=EPISODE_BUG),
-    *both("stuck", 4, 9, python_bug=EPISODE_BUG),   # (tensors: right by chance)
-    *both("right", 4, 2, tensor_bug=EPISODE_BUG),
+    *both("right", 4, 20),              # fixed; were known bugs (EPISODE_BUG)
+    *both("stuck", 4, 9),
+    *both("right", 4, 2),
     *both("right", 4, 0),
 ])
 def test_an_episode_of_an_environment_and_a_policy(q, length, max_steps, tensors):
@@ -2595,26 +2594,16 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
 @pytest.mark.parametrize("f, args", [
     pytest.param(list_replaced_by_a_tensor_it_is_read_into, (2,), id="list-read-in-loop",
                  marks=pytest.mark.xfail(strict=True, reason=LIST_READ_IN_TENSOR_LOOP)),
-    pytest.param(method_of_an_attribute, (3,), id="method-of-an-attribute",
-                 marks=pytest.mark.xfail(strict=True, reason=METHOD_OF_ATTRIBUTE_RECEIVER)),
-    pytest.param(method_of_an_item, (3,), id="method-of-an-item",
-                 marks=pytest.mark.xfail(strict=True, reason=METHOD_OF_ATTRIBUTE_RECEIVER)),
-    pytest.param(method_of_an_attribute, (0,), id="method-of-an-attribute-no-iteration",
-                 marks=pytest.mark.xfail(strict=True, reason=METHOD_OF_ATTRIBUTE_RECEIVER)),
-    pytest.param(callable_object_in_a_loop, (3,), id="callable-object",
-                 marks=pytest.mark.xfail(strict=True, reason=CALLABLE_OBJECT)),
-    pytest.param(method_of_a_loop_target, (3,), id="method-of-a-loop-target",
-                 marks=pytest.mark.xfail(strict=True, reason=LOOP_TARGET_RECEIVER)),
-    pytest.param(helper_calling_a_method, (3,), id="helper-calling-a-method",
-                 marks=pytest.mark.xfail(strict=True, reason=HELPER_CALLS_METHOD)),
-    pytest.param(method_calling_a_method_of_its_argument, ([1.0, 2.0],), id="pay-other",
-                 marks=pytest.mark.xfail(strict=True, reason=HELPER_CALLS_METHOD)),
-    pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter",
-                 marks=pytest.mark.xfail(strict=True, reason=PARAMETER_RECEIVER_IN_BRANCH)),
-    pytest.param(closure_assigning_an_attribute, (3,), id="closure-assigning-an-attribute",
-                 marks=pytest.mark.xfail(strict=True, reason=CLOSURE_OVER_AN_OBJECT)),
-    pytest.param(closure_from_a_factory, (3,), id="closure-from-a-factory",
-                 marks=pytest.mark.xfail(strict=True, reason=CLOSURE_OVER_AN_OBJECT)),
+    pytest.param(method_of_an_attribute, (3,), id="method-of-an-attribute"),     # fixed (object state discovered)
+    pytest.param(method_of_an_item, (3,), id="method-of-an-item"),     # fixed (object state discovered)
+    pytest.param(method_of_an_attribute, (0,), id="method-of-an-attribute-no-iteration"),     # fixed (object state discovered)
+    pytest.param(callable_object_in_a_loop, (3,), id="callable-object"),     # fixed (object state discovered)
+    pytest.param(method_of_a_loop_target, (3,), id="method-of-a-loop-target"),     # fixed (object state discovered)
+    pytest.param(helper_calling_a_method, (3,), id="helper-calling-a-method"),     # fixed (object state discovered)
+    pytest.param(method_calling_a_method_of_its_argument, ([1.0, 2.0],), id="pay-other"),     # fixed (object state discovered)
+    pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter"),     # fixed (object state discovered)
+    pytest.param(closure_assigning_an_attribute, (3,), id="closure-assigning-an-attribute"),     # fixed (object state discovered)
+    pytest.param(closure_from_a_factory, (3,), id="closure-from-a-factory"),     # fixed (object state discovered)
     pytest.param(print_an_object_with_str, (2.5,), id="print-an-object-with-str",
                  marks=pytest.mark.xfail(strict=True, reason=STR_OF_AN_OBJECT)),
     pytest.param(print_then_mutate, (py(1),), id="print-then-mutate",
@@ -2623,10 +2612,8 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
                  marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
     pytest.param(operator_printing_in_a_tensor_loop, (3,), id="operator-printing",
                  marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
-    pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state",
-                 marks=pytest.mark.xfail(strict=True, reason=STATE_READ_ONLY_BY_THE_METHOD)),
-    pytest.param(state_read_by_a_later_method, ([1.0, 2.0, 6.0],), id="read-by-a-later-method",
-                 marks=pytest.mark.xfail(strict=True, reason=STATE_READ_ONLY_BY_THE_METHOD)),
+    pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state"),     # fixed (object state discovered)
+    pytest.param(state_read_by_a_later_method, ([1.0, 2.0, 6.0],), id="read-by-a-later-method"),     # fixed (object state discovered)
     pytest.param(dataclass_result, (1.0,), id="dataclass-result",
                  marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
     pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),
