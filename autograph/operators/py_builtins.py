@@ -32,7 +32,8 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
         builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         return None
     values = nest.map_structure(_printed_as_list, list(values))
-    return rt.print(*values, sep=sep, end=end, file=file)
+    rt.print(*values, sep=sep, end=end, file=file)    # (runs with the graph, in order)
+    return None                                        # what print returns
 
 
 def _printed_as_list(value):

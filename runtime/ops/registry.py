@@ -105,8 +105,15 @@ def apply(opdef, inputs, attrs, name=None):
     if rule is not None and inputs and op.outputs:
         kinds = [t.weak for t in inputs]
         if None not in kinds:
-            op.outputs[0].weak = rule(max(kinds, key=dtypes.KIND_ORDER.index))
+            kind = rule(max(kinds, key=dtypes.KIND_ORDER.index))
+            # A cast (a weak int meeting a Python float: `i * 0.5`) stands for the
+            # Python number of its new dtype's kind.
+            op.outputs[0].weak = _DTYPE_KINDS.get(op.outputs[0].dtype.np.kind) \
+                if kind == "cast" else kind
     return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
+
+
+_DTYPE_KINDS = {"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}
 
 
 # Ops whose result stands for a Python number when all their inputs do (`i * 2 + 1` of a
@@ -119,6 +126,7 @@ _WEAK_RESULTS = {
     **dict.fromkeys(("add", "subtract", "multiply", "floordiv", "mod", "negative", "abs",
                      "pow", "square", "maximum", "minimum"), _arithmetic),
     "identity": lambda kind: kind,
+    "cast": lambda kind: "cast",
     "divide": lambda kind: "c" if kind == "c" else "f",
     **dict.fromkeys(("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
                      "logical_and", "logical_or", "logical_not", "logical_xor"),

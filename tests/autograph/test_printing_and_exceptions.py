@@ -1363,7 +1363,7 @@ def print_then_a_helper_raises(x):
     known_bug(fstring_of_an_fstring, FORMATTED_STRING_AS_A_VALUE, tensors=True),
     known_bug(format_builtin, FORMAT_BUILTIN, tensors=True),
     known_bug(percent_star_width, STAR_WIDTH, tensors=True),
-    known_bug(print_returns_none, PRINT_RETURNS_AN_OP),
+    print_returns_none,                 # fixed; was a known bug (PRINT_RETURNS_AN_OP)
     known_bug(while_test_that_prints, WHILE_TEST_PRINTS_TWICE, tensors=True),
     known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
     known_bug(print_a_dataclass, OBJECTS_HOLDING_TENSORS, tensors=True),
@@ -1373,7 +1373,7 @@ def print_then_a_helper_raises(x):
     known_bug(factorial, WEAK_INT_OVERFLOW, tensors=True),
     known_bug(len_of_a_list_grown_in_a_loop, LEN_OF_A_TENSOR_LIST_IS_STRONG, tensors=True),
     known_bug(appending_len_over_two, LEN_OF_A_TENSOR_LIST_IS_STRONG, tensors=True),
-    known_bug(counter_times_a_float_in_a_list, WEAK_LOST_WITH_A_PYTHON_FLOAT, tensors=True),
+    counter_times_a_float_in_a_list,    # fixed; was a known bug (WEAK_LOST_WITH_A_PYTHON_FLOAT)
     known_bug(int_accumulator_adding_halves, WEAK_LOST_WITH_A_PYTHON_FLOAT, tensors=True)))
 def test_known_bugs(f, tensors):
     check_all(f, tensors)
