@@ -23,6 +23,7 @@ functions and both argument modes; a known bug is a strict xfail until it is fix
 """
 import contextlib
 import copy
+import dataclasses
 import difflib
 import io
 import traceback
@@ -229,3 +230,67 @@ CALLEE_SIDE_EFFECTS = (
     "converters/control_flow.py state: a function called inside a tensor if/loop that "
     "assigns an attribute or appends to a list of the caller's objects is not seen, so the "
     "branch/body tensor leaks out (ValueError) or the list grows once per trace (wrong len)")
+
+
+# -- strict comparison of results (values, dtypes, structure) ------------------------------
+
+_TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (2e-6, 1e-6),
+               np.dtype(np.float64): (1e-12, 1e-12)}
+
+
+def _typed_leaf(value):
+    if isinstance(value, (rt.Tensor, rt.Variable)):
+        return True, np.asarray(value.numpy())
+    if isinstance(value, (np.generic, np.ndarray)):
+        return True, np.asarray(value)
+    if isinstance(value, (bool, int, float)):
+        return False, np.asarray(value)
+    return None, None
+
+
+def assert_same(expected, actual, path="result", tol=None):
+    """`actual` (from the converted run) equals `expected` (from the plain run): the same
+    structure (tuples, lists, namedtuples, dicts, dataclasses), dtypes where numpy gives
+    one (the kind where Python gives an int, float or bool), and values (floats within
+    `tol`, (rtol, atol), or the tolerance of the less precise dtype)."""
+    typed, e = _typed_leaf(expected)
+    if typed is not None:
+        a_typed, a = _typed_leaf(actual)
+        assert a_typed is not None, f"{path}: {actual!r} is not a number (expected {expected!r})"
+        assert a.shape == e.shape, f"{path}: shape {a.shape} != {e.shape}: {a!r} vs {e!r}"
+        if typed:
+            assert a.dtype == e.dtype, f"{path}: dtype {a.dtype} != {e.dtype}: {a!r} vs {e!r}"
+        else:
+            assert a.dtype.kind == e.dtype.kind, f"{path}: {a!r} is not like {expected!r}"
+        if e.dtype.kind == "f":
+            low = a.dtype if a.dtype.itemsize < e.dtype.itemsize else e.dtype
+            rtol, atol = tol or _TOLERANCES[low]
+            np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=path)
+        else:
+            np.testing.assert_array_equal(a, e, err_msg=path)
+        return
+    if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
+        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
+        for field in dataclasses.fields(expected):
+            assert_same(getattr(expected, field.name), getattr(actual, field.name),
+                        f"{path}.{field.name}", tol)
+        return
+    if isinstance(expected, tuple) and hasattr(type(expected), "_fields"):
+        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
+        for name, e_item, a_item in zip(expected._fields, expected, actual):
+            assert_same(e_item, a_item, f"{path}.{name}", tol)
+        return
+    if isinstance(expected, (tuple, list)):
+        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
+        assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
+        for i, (e_item, a_item) in enumerate(zip(expected, actual)):
+            assert_same(e_item, a_item, f"{path}[{i}]", tol)
+        return
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and set(actual) == set(expected), \
+            f"{path}: {actual!r} != {expected!r}"
+        for k in expected:
+            assert_same(expected[k], actual[k], f"{path}[{k!r}]", tol)
+        return
+    assert actual == expected and type(actual) is type(expected), \
+        f"{path}: {actual!r} != {expected!r}"

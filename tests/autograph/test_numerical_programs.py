@@ -29,6 +29,7 @@ import pytest
 
 import autograph as ag
 import runtime as rt
+from equivalence import assert_same
 
 
 # -- the check ---------------------------------------------------------------------------------
@@ -89,59 +90,6 @@ def _run(fn, args):
     with contextlib.redirect_stdout(out), rt.config.options(loop_iteration_limit=LOOP_LIMIT):
         result = fn(*args)
     return result, out.getvalue()
-
-
-_TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (2e-6, 1e-6),
-               np.dtype(np.float64): (1e-12, 1e-12)}
-
-
-def _leaf(value):
-    if isinstance(value, (rt.Tensor, rt.Variable)):
-        return True, np.asarray(value.numpy())
-    if isinstance(value, (np.generic, np.ndarray)):
-        return True, np.asarray(value)
-    if isinstance(value, (bool, int, float)):
-        return False, np.asarray(value)
-    return None, None
-
-
-def assert_same(expected, actual, path="result"):
-    """`actual` (from the converted run) equals `expected` (from the plain run)."""
-    typed, e = _leaf(expected)
-    if typed is not None:
-        a_typed, a = _leaf(actual)
-        assert a_typed is not None, f"{path}: {actual!r} is not a number (expected {expected!r})"
-        assert a.shape == e.shape, f"{path}: shape {a.shape} != {e.shape}: {a!r} vs {e!r}"
-        if typed:
-            assert a.dtype == e.dtype, f"{path}: dtype {a.dtype} != {e.dtype}: {a!r} vs {e!r}"
-        else:
-            assert a.dtype.kind == e.dtype.kind, f"{path}: {a!r} is not like {expected!r}"
-        if e.dtype.kind == "f":
-            low = a.dtype if a.dtype.itemsize < e.dtype.itemsize else e.dtype
-            rtol, atol = _TOLERANCES[low]
-            np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=path)
-        else:
-            np.testing.assert_array_equal(a, e, err_msg=path)
-        return
-    if isinstance(expected, tuple) and hasattr(type(expected), "_fields"):
-        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
-        for name, e_item, a_item in zip(expected._fields, expected, actual):
-            assert_same(e_item, a_item, f"{path}.{name}")
-        return
-    if isinstance(expected, (tuple, list)):
-        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
-        assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
-        for i, (e_item, a_item) in enumerate(zip(expected, actual)):
-            assert_same(e_item, a_item, f"{path}[{i}]")
-        return
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict) and set(actual) == set(expected), \
-            f"{path}: {actual!r} != {expected!r}"
-        for k in expected:
-            assert_same(expected[k], actual[k], f"{path}[{k!r}]")
-        return
-    assert actual == expected and type(actual) is type(expected), \
-        f"{path}: {actual!r} != {expected!r}"
 
 
 def check(f, *args, reference_tensors=False, raises=None, match=None):

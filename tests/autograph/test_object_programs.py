@@ -34,6 +34,7 @@ import pytest
 
 import autograph as ag
 import runtime as rt
+from equivalence import assert_same
 
 
 # -- the check ---------------------------------------------------------------------------------
@@ -102,57 +103,8 @@ def _arguments(args, tensors, reference):
 LOOP_LIMIT = 10_000         # far above any loop here: a runaway graph loop fails instead
 
 
-def _leaf(value):
-    if isinstance(value, (rt.Tensor, rt.Variable)):
-        return True, np.asarray(value.numpy())
-    if isinstance(value, (np.generic, np.ndarray)):
-        return True, np.asarray(value)
-    if isinstance(value, (bool, int, float)):
-        return False, np.asarray(value)
-    return None, None
-
-
-def assert_same(expected, actual, path="result"):
-    """`actual` (from the converted run) equals `expected` (from the plain run)."""
-    typed, e = _leaf(expected)
-    if typed is not None:
-        a_typed, a = _leaf(actual)
-        assert a_typed is not None, f"{path}: {actual!r} is not a number (expected {expected!r})"
-        assert a.shape == e.shape, f"{path}: shape {a.shape} != {e.shape}: {a!r} vs {e!r}"
-        if typed:
-            assert a.dtype == e.dtype, f"{path}: dtype {a.dtype} != {e.dtype}: {a!r} vs {e!r}"
-        else:
-            assert a.dtype.kind == e.dtype.kind, f"{path}: {a!r} is not like {expected!r}"
-        if e.dtype.kind == "f":
-            np.testing.assert_allclose(a, e, rtol=2e-6, atol=1e-6, err_msg=path)
-        else:
-            np.testing.assert_array_equal(a, e, err_msg=path)
-        return
-    if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
-        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
-        for field in dataclasses.fields(expected):
-            assert_same(getattr(expected, field.name), getattr(actual, field.name),
-                        f"{path}.{field.name}")
-        return
-    if isinstance(expected, tuple) and hasattr(type(expected), "_fields"):
-        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
-        for name, e_item, a_item in zip(expected._fields, expected, actual):
-            assert_same(e_item, a_item, f"{path}.{name}")
-        return
-    if isinstance(expected, (tuple, list)):
-        assert type(actual) is type(expected), f"{path}: {type(actual)} != {type(expected)}"
-        assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
-        for i, (e_item, a_item) in enumerate(zip(expected, actual)):
-            assert_same(e_item, a_item, f"{path}[{i}]")
-        return
-    if isinstance(expected, dict):
-        assert isinstance(actual, dict) and set(actual) == set(expected), \
-            f"{path}: {actual!r} != {expected!r}"
-        for k in expected:
-            assert_same(expected[k], actual[k], f"{path}[{k!r}]")
-        return
-    assert actual == expected and type(actual) is type(expected), \
-        f"{path}: {actual!r} != {expected!r}"
+# Floats: one tolerance whatever the dtype (the programs here are short).
+assert_same = functools.partial(assert_same, tol=(2e-6, 1e-6))
 
 
 def _run(fn, args):
