@@ -20,7 +20,7 @@ from .errors import loop_limit_exceeded
 from .executor import run_graph
 from .graph import Graph, Operation
 from .ops import array_ops
-from .ops.math_ops import cast, weak_placeholder_kind
+from .ops.math_ops import cast, weak_kind_of
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
 from .shapes import TensorShape
@@ -177,7 +177,7 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
     then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
     outputs_then, outputs_else, template, weak = [], [], [], []
     for i, (a, b) in enumerate(zip(then_flat, else_flat)):
-        kinds = (_weak_kind(a), _weak_kind(b))
+        kinds = (weak_kind_of(a), weak_kind_of(b))
         a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
         if a is None and b is None:
             template.append(None)
@@ -272,7 +272,7 @@ def _unify_branch_values(a, b, then_graph, else_graph, what):
     if a.dtype != b.dtype:
         # A loop variable that started as a Python number is weakly typed: the other
         # branch's dtype wins where weak typing allows (the loop then retraces with it).
-        kind_a, kind_b = weak_placeholder_kind(a), weak_placeholder_kind(b)
+        kind_a, kind_b = weak_kind_of(a), weak_kind_of(b)
         if kind_b and dtypes.weak_result(kind_b, a.dtype) == a.dtype:
             with else_graph.as_default():
                 return a, cast(b, a.dtype)
@@ -421,7 +421,7 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
                  for i, v in enumerate(flat_values)]
     invariants = _invariants(shape_invariants, structure, flat_init, single, names)
     specs = [(shape, t.dtype) for shape, t in zip(invariants, flat_init)]
-    weak = [_weak_kind(v) for v in flat_values] if adapt_numbers else None
+    weak = [weak_kind_of(v) for v in flat_values] if adapt_numbers else None
     traced = _trace_loop(cond, body, structure, single, specs, names, weak)
     retyped = _weak_retyping(traced, weak, specs) if adapt_numbers else None
     for _ in range(len(flat_values)):
@@ -509,14 +509,6 @@ def _placeholder_names(names, n):
         name = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_")
         out.append(name or f"arg{i}")
     return out
-
-
-def _weak_kind(value):
-    """The weak kind of a loop variable's initial value: a Python number's, or a tensor
-    standing for one (SymbolicTensor.weak); None for other tensors and arrays."""
-    if isinstance(value, (Tensor, Variable, np.generic, np.ndarray)):
-        return getattr(value, "weak", None)
-    return dtypes.weak_kind(value)
 
 
 def _weak_retyping(traced, weak, specs):

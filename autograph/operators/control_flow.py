@@ -14,6 +14,7 @@ symbolic tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with
 the state as its inputs and outputs.
 """
 import collections
+import contextlib
 import re
 import sys
 import threading
@@ -653,18 +654,14 @@ def _object_state(bodies, reach, get_state, set_state, names, prefix=()):
     init = tuple(get_state())
     changed = {}
     for body in bodies:
-        scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
         _tracing.discovering = True
         try:
-            with scratch.as_default():
-                set_state(tuple(_stand_in(v, scratch, name) for v, name in zip(init, names)))
-                try:
-                    _user(body)(*[_probe_tensor(p) for p in prefix])
-                except Exception:  # noqa: BLE001 - the real trace reports it properly
-                    pass
+            with _scratch_trace(init, names, set_state):
+                _user(body)(*[_probe_tensor(p) for p in prefix])
+        except Exception:  # noqa: BLE001 - the real trace reports it properly
+            pass
         finally:
             _tracing.discovering = False
-            set_state(init)
             for label, obj, saved in before:
                 now = vars(obj)
                 for attr in set(now) | set(saved):
@@ -744,19 +741,26 @@ def _initial_state(init, names, probe_body, get_state, set_state):
     return out
 
 
-def _probe(init, probe_body, get_state, set_state, names, lists=False):
-    """Run the body once in a scratch graph, on symbolic stand-ins for the loop state
-    (as in the real loop, where every iteration's values are unknown), and return
-    the state it leaves. Non-empty lists stand in as lists (`lists`) or tensor lists."""
+@contextlib.contextmanager
+def _scratch_trace(init, names, set_state, lists=False):
+    """A scratch graph in which the state `init` holds symbolic stand-ins (as in a graph
+    loop, where every iteration's values are unknown); the state is restored after.
+    Non-empty lists stand in as lists (`lists`) or tensor lists."""
     scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
     try:
         with scratch.as_default():
             set_state(tuple(_stand_in(v, scratch, name, lists)
                             for v, name in zip(init, names)))
-            _user(probe_body)()
-            return list(get_state())
+            yield
     finally:
         set_state(tuple(init))
+
+
+def _probe(init, probe_body, get_state, set_state, names, lists=False):
+    """Run the body once in a scratch trace and return the state it leaves."""
+    with _scratch_trace(init, names, set_state, lists):
+        _user(probe_body)()
+        return list(get_state())
 
 
 class _ProbeList:

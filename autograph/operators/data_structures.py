@@ -10,6 +10,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import dtypes
+from runtime.ops import math_ops
 from runtime.ops import registry
 from runtime.tensor import Tensor
 
@@ -17,12 +18,11 @@ from ..errors import staging_error
 
 
 def _weak_of(value):
-    """The kind of Python number `value` is or stands for (SymbolicTensor.weak), or None."""
+    """The kind of Python number `value` is or stands for (math_ops.weak_kind_of; a
+    tensor list's elements'), or None."""
     if isinstance(value, TensorList):
         return value.weak
-    if isinstance(value, Tensor):
-        return getattr(value, "weak", None)
-    return dtypes.weak_kind(value) if not isinstance(value, (list, tuple)) else None
+    return None if isinstance(value, (list, tuple)) else math_ops.weak_kind_of(value)
 
 
 def _weak_of_all(values):

@@ -58,7 +58,7 @@ def convert_pair(x, y):
         return convert_all([x, y])
     x, y = convert_to_tensor(x), convert_to_tensor(y)
     if x.dtype != y.dtype:
-        kind_x, kind_y = weak_placeholder_kind(x), weak_placeholder_kind(y)
+        kind_x, kind_y = weak_kind_of(x), weak_kind_of(y)
         if kind_x and not kind_y:
             target = dtypes.weak_result(kind_x, y.dtype)
             if target == y.dtype:
@@ -70,11 +70,14 @@ def convert_pair(x, y):
     return x, y
 
 
-def weak_placeholder_kind(t):
-    """The weak kind of a tensor standing for a Python number (SymbolicTensor.weak: a loop
-    variable started from one, a loop counter, arithmetic of those with Python numbers);
-    else None."""
-    return getattr(t, "weak", None)
+def weak_kind_of(value):
+    """The kind ('b', 'i', 'f', 'c') of the Python number `value` is or stands for: a
+    Python scalar's, or a tensor's SymbolicTensor.weak (a loop variable started from a
+    number, a loop counter, arithmetic of those with numbers); None for other tensors,
+    variables and numpy values."""
+    if isinstance(value, (Tensor, np.ndarray, np.generic)):
+        return getattr(value, "weak", None)
+    return dtypes.weak_kind(value)          # (None for anything else, variables too)
 
 
 def checked(opdef, build, *args):
