@@ -105,32 +105,30 @@ def apply(opdef, inputs, attrs, name=None):
     if rule is not None and inputs and op.outputs:
         kinds = [t.weak for t in inputs]
         if None not in kinds:
-            kind = rule(max(kinds, key=dtypes.KIND_ORDER.index))
-            # A cast (a weak int meeting a Python float: `i * 0.5`) stands for the
-            # Python number of its new dtype's kind.
-            op.outputs[0].weak = _DTYPE_KINDS.get(op.outputs[0].dtype.np.kind) \
-                if kind == "cast" else kind
+            out = op.outputs[0]
+            out.weak = rule(max(kinds, key=dtypes.KIND_ORDER.index), out.dtype)
     return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
+
+
+# Ops whose result stands for a Python number when all their inputs do (`i * 2 + 1` of a
+# loop counter, `i < n_python`): {op: (the inputs' widest kind, the result's dtype) -> the
+# result's weak kind}.
+def _arithmetic(kind, dtype):
+    return "i" if kind == "b" else kind      # True + True is 2
 
 
 _DTYPE_KINDS = {"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}
 
-
-# Ops whose result stands for a Python number when all their inputs do (`i * 2 + 1` of a
-# loop counter, `i < n_python`): {op: the result's weak kind from the inputs' widest}.
-def _arithmetic(kind):
-    return "i" if kind == "b" else kind      # True + True is 2
-
-
 _WEAK_RESULTS = {
     **dict.fromkeys(("add", "subtract", "multiply", "floordiv", "mod", "negative", "abs",
                      "pow", "square", "maximum", "minimum"), _arithmetic),
-    "identity": lambda kind: kind,
-    "cast": lambda kind: "cast",
-    "divide": lambda kind: "c" if kind == "c" else "f",
+    "identity": lambda kind, dtype: kind,
+    # (a weak int meeting a Python float, `i * 0.5`: the number of its new dtype's kind)
+    "cast": lambda kind, dtype: _DTYPE_KINDS.get(dtype.np.kind),
+    "divide": lambda kind, dtype: "c" if kind == "c" else "f",
     **dict.fromkeys(("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
                      "logical_and", "logical_or", "logical_not", "logical_xor"),
-                    lambda kind: "b"),
+                    lambda kind, dtype: "b"),
 }
 
 
