@@ -70,8 +70,11 @@ def test_many_ops(tmp_path):
     assert_matches(concrete, [x - 3, np.int32(1)], tmp_path)
 
 
+_V = rt.Variable([1.0, -1.0, 0.5])
+
+
 def more_ops(a, i, n):
-    v = rt.Variable([1.0, -1.0, 0.5])
+    v = _V
     parts = rt.unstack(a, axis=1)
     lo, hi = rt.constant(-1.0), rt.constant(1.5)
     return [i // 3, i % 3, i // -3, i % -3, a // 0.7, a % 0.7,           # Python's signs
