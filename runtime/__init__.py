@@ -41,6 +41,7 @@ from .ops import random_ops as _random_ops
 from .variables import Variable, global_variables_initializer, trainable_variables
 from .control_flow import cond, control_dependencies, group, no_op, while_loop
 from .function import ConcreteFunction, Function, TensorSpec, function
+from .trace_warnings import TracingWarning
 from .session import Session, placeholder
 from .gradients import (GradientTape, gradients, gradients_function, implicit_gradients,
                         implicit_value_and_gradients, value_and_gradients_function)

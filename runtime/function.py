@@ -576,7 +576,7 @@ class Function:
         """Count a trace; a frequent retracer warns, saying which argument changed."""
         previous, self._last_template = self._last_template, template
         reasons = [] if previous is None else trace_warnings.changed_arguments(
-            previous, template, names)
+            previous, template, names, self.reduce_retracing)
         self._retraces.traced(self._calls, self._name, reasons)
 
     def _general_trace(self, args, kwargs):

@@ -79,11 +79,11 @@ class RetraceMonitor:
               f"the last trace: {why}.")
 
 
-def changed_arguments(before, after, names):
+def changed_arguments(before, after, names, reduce_retracing=False):
     """What differs between two traces' arguments (`ConcreteFunction.
     structured_input_signature`: TensorSpecs for tensors), one text per argument."""
     (args_before, kwargs_before), (args_after, kwargs_after) = before, after
-    found = []
+    found = _Found(reduce_retracing)
     for i, (a, b) in enumerate(zip(args_before, args_after)):
         _compare(a, b, names[i] if i < len(names) else f"args_{i}", found)
     if len(args_before) != len(args_after):
@@ -96,6 +96,16 @@ def changed_arguments(before, after, names):
     return found
 
 
+class _Found(list):
+    """The differences found, and the advice that fits the function's options."""
+
+    def __init__(self, reduce_retracing):
+        super().__init__()
+        self.shape_advice = ("use input_signature with None dimensions" if reduce_retracing
+                             else "use input_signature with None dimensions or "
+                                  "reduce_retracing=True")
+
+
 def _compare(a, b, path, found):
     from .function import TensorSpec
     from .variables import Variable
@@ -104,8 +114,8 @@ def _compare(a, b, path, found):
             found.append(f"argument '{path}': dtype {a.dtype.name} -> {b.dtype.name}: give "
                          f"it one dtype to trace once")
         elif a.shape != b.shape:
-            found.append(f"argument '{path}': shape {_shape(a)} -> {_shape(b)}: use "
-                         f"input_signature with None dimensions or reduce_retracing=True")
+            found.append(f"argument '{path}': shape {_shape(a)} -> {_shape(b)}: "
+                         f"{found.shape_advice}")
     elif isinstance(a, TensorSpec) or isinstance(b, TensorSpec):
         found.append(f"argument '{path}': {_kind(a)} -> {_kind(b)}: pass a tensor every "
                      f"time to trace once")

@@ -429,4 +429,5 @@ def _while_unsupported(op):
 
 
 UNSUPPORTED_CASES = {"getitem": _getitem_unsupported, "matmul": _matmul_unsupported,
-                     "while": _while_unsupported}
+                     "while": _while_unsupported,
+                     "gather": lambda op: "batch_dims" if op.attrs.get("batch_dims") else None}
