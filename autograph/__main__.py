@@ -203,7 +203,8 @@ def _traced_graph(module, qualname, fn, args):
     if not isinstance(fn, rt.Function):
         fn = api.convert(fn)
     if args is None:
-        _check_needs_no_arguments(qualname, fn)
+        if fn.input_signature is None:
+            _check_needs_no_arguments(qualname, fn)
         args = []
     concrete = fn.get_concrete_function(*args)
     del instance

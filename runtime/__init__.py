@@ -124,6 +124,8 @@ def __getattr__(name):
 
 
 def __dir__():
-    """The public API; `rt.onnx` too, which is left out of `__all__` because a star import
-    would import it, and it needs the optional `onnx` extra."""
-    return sorted(__all__ + ["onnx", "__version__"])
+    """The public API; `rt.onnx` too when its optional extra is installed (it is left out of
+    `__all__`: a star import would import it, and it needs the `onnx` package)."""
+    import importlib.util
+    extra = ["onnx"] if importlib.util.find_spec("onnx") is not None else []
+    return sorted(__all__ + extra + ["__version__"])
