@@ -59,13 +59,17 @@ def test_the_files_are_a_versioned_json_description_and_an_npz(tmp_path):
     round_trip(lambda x: x + np.ones(3, np.float32), tmp_path, rt.constant([1.0, 2.0, 3.0]))
     assert sorted(os.listdir(tmp_path / "saved")) == ["arrays.npz", "graph.json"]
     doc = json.loads((tmp_path / "saved" / "graph.json").read_text())
-    assert doc["format"] == "runtime-saved-graph" and doc["version"] == 1
+    assert doc["format"] == "runtime-saved-graph" and doc["version"] == 2
+    with np.load(tmp_path / "saved" / "arrays.npz", allow_pickle=False) as z:
+        assert doc["arrays_sha256"] == rt.saved.arrays.digest(dict(z))
     types = [op["type"] for op in doc["graph"]["ops"]]
     assert types == ["placeholder", "const", "add"]
     const = doc["graph"]["ops"][1]
     assert const["attrs"] == {"value": {"array": "a0"}}
     assert const["outputs"] == [{"dtype": "float32", "shape": [3]}]
     assert const["origin"][0].endswith("test_saved.py")
+    assert const["origin"][3] == ("round_trip(lambda x: x + np.ones(3, np.float32), tmp_path, "
+                                  "rt.constant([1.0, 2.0, 3.0]))")
     assert doc["signature"] == [[{"spec": {"shape": [3], "dtype": "float32", "name": None}}],
                                 {"dict": []}]
 
