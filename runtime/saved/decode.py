@@ -350,12 +350,17 @@ class Reader:
 
     def infer(self, opdef, inputs, attrs, where):
         try:
-            specs = opdef.infer(inputs, **attrs)
+            specs = [(TensorShape(shape), dtype) for shape, dtype in
+                     opdef.infer(inputs, **attrs)]
         except RecursionError:
             raise
         except Exception as e:  # noqa: BLE001 - any failure of the rule is the file's fault
-            self.fail(where, f"its inputs or attributes are invalid: {e}")
-        return [(TensorShape(shape), dtype) for shape, dtype in specs]
+            self.fail(where, f"its inputs or attributes are invalid: {e}"[:500])
+        for shape, dtype in specs:
+            if not isinstance(dtype, dtypes.DType):
+                self.fail(where, f"its inputs or attributes are invalid: they make an output "
+                                 f"of dtype {dtype!r}"[:300])
+        return specs
 
     def reconcile(self, specs, declared, where):
         """The inferred output specs, refined by the declared ones, which must agree."""
