@@ -23,6 +23,7 @@ except ImportError as e:                      # pragma: no cover - depends on th
     raise ImportError("rt.onnx needs the optional extra: pip install 'autograph[onnx]' "
                       f"(the onnx package; onnxruntime to run models) ({e})") from None
 
+from ..files import write_file
 from ..function import Function
 from ..graph import Graph
 from .ops import CONVERTERS, OPSET, UNSUPPORTED_CASES
@@ -193,6 +194,6 @@ def export(fn, path, *example_args, input_signature=None, opset=OPSET):
     or an rt.function traced on `example_args` or `input_signature` (see
     `concrete_function`)."""
     model = to_model(fn, *example_args, input_signature=input_signature, opset=opset)
-    onnx.save(model, path)
+    write_file(path, model.SerializeToString())
     return model
 
