@@ -26,7 +26,7 @@ __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizatio
 
 EXECUTORS = ("fast", "plain")
 PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory",
-              "rematerialization")
+              "rematerialization", "quantize")
 DEFAULT_PASSES = frozenset(PASS_NAMES) - {"rematerialization"}    # it trades time for memory
 
 _state = {

@@ -12,6 +12,8 @@ built it; executors run the copy). The passes, one module each:
     memory            buffer reuse (numpy `out=`) and frees after each value's last use
     rematerialization loops' gradients recompute cheap values instead of keeping them
                       (off by default: `rt.config.set_rematerialization(True)`)
+    quantize          matmul(x, dequantize(q, s)) -> matmul(x, cast(q)) * s, for weights
+                      `rt.quantize.weights` quantized (equal up to float32 rounding)
 
 Pruning, simplification, folding and CSE repeat while they find work (pruning first,
 so CSE keeps an op that runs); fusion, parallel and memory come last.
@@ -35,11 +37,12 @@ def optimize(graph, passes=None):
 def optimize_in_place(graph, passes=None):
     """Rewrite `graph` (a copy nobody else runs) by the passes; returns it."""
     from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
-                   rematerialization)
+                   quantize, rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
     simplify = [(name, module) for name, module in [
         ("rematerialization", rematerialization), ("pruning", pruning),
-        ("algebraic", algebraic), ("constant_folding", constant_folding), ("cse", cse)]
+        ("algebraic", algebraic), ("quantize", quantize), ("constant_folding", constant_folding),
+        ("cse", cse)]
         if name in enabled]
     for _ in range(_ROUNDS):
         changed = False
