@@ -24,6 +24,7 @@ except ImportError as e:                      # pragma: no cover - depends on th
     raise ImportError("rt.onnx needs the optional extra: pip install 'autograph[onnx]' "
                       f"(the onnx package; onnxruntime to run models) ({e})") from None
 
+from ..files import write_file
 from ..graph import Graph
 from .ops import CONVERTERS, OPSET, UNSUPPORTED_CASES
 
@@ -174,6 +175,6 @@ def to_model(concrete, opset=OPSET):
 def export(concrete, path, opset=OPSET):
     """Write the ONNX model of `concrete` (a ConcreteFunction) to `path`; returns the model."""
     model = to_model(concrete, opset)
-    onnx.save(model, path)
+    write_file(path, model.SerializeToString())
     return model
 
