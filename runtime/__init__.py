@@ -109,14 +109,15 @@ __all__ = [
     "GradientTape", "gradients", "gradients_function", "value_and_gradients_function",
     "implicit_gradients", "implicit_value_and_gradients", "optimizers", "layers", "data",
     # configuration, errors, files
-    "config", "errors", "saved", "viz", "summary",
+    "config", "errors", "saved", "viz", "summary", "quantize",
 ]
 
-_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary")
+_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize")
 
 
 def __getattr__(name):
-    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`: imported on first use (fast `import`)."""
+    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`, `rt.quantize`: imported on first use
+    (fast `import`)."""
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")

@@ -397,7 +397,7 @@ class Function:
     """A Python function traced into graphs per input signature (see `rt.function`)."""
 
     def __init__(self, python_function, input_signature=None, name=None, _tracer=None,
-                 reduce_retracing=False):
+                 memory_budget=None, reduce_retracing=False):
         if not callable(python_function):
             raise TypeError(f"rt.function expects a callable (a function or method), got "
                             f"{type(python_function).__name__} {python_function!r:.60}")
@@ -418,6 +418,7 @@ class Function:
         self._bound = weakref.WeakKeyDictionary()
         self._bound_strong = {}
         self._tracer = _tracer              # autograph passes the converted function here
+        self.memory_budget = config.check_memory_budget(memory_budget)   # bytes, or None
         self._sig = None
         self._fast_arity = None
         functools.update_wrapper(self, python_function, updated=())
@@ -460,7 +461,8 @@ class Function:
                 method = _bind_weakly(self.python_function, instance, owner)
                 tracer = _bind_weakly(self._tracer, instance, owner) if self._tracer else None
                 bound = type(self)(method, self._signature_structure, self._name, tracer,
-                                   self.reduce_retracing)
+                                   memory_budget=self.memory_budget,
+                                   reduce_retracing=self.reduce_retracing)
                 try:
                     self._bound[instance] = bound
                 except TypeError:
@@ -562,15 +564,21 @@ class Function:
         refusal = None if self._traces == 0 else (
             "again, for arguments unlike those of its earlier traces")
         with creation_rule(self._name, refusal) as rule:
-            now = trace_into_graph(fn, list(args), kwargs, self._name, names)
+            now = self._traced(fn, args, kwargs, names)
         self._traces += 1
         self._note_retrace(now.structured_input_signature, names)
         if not rule.created:
             return now, now
         with creation_rule(self._name, "a second time, as its later calls will run: it "
                            "creates a new variable each time it runs"):
-            kept = trace_into_graph(fn, list(args), kwargs, self._name, names)
+            kept = self._traced(fn, args, kwargs, names)
         return now, kept
+
+    def _traced(self, fn, args, kwargs, names):
+        concrete = trace_into_graph(fn, list(args), kwargs, self._name, names)
+        if self.memory_budget is not None:
+            concrete.graph.memory_budget = self.memory_budget   # read by the passes
+        return concrete
 
     def _note_retrace(self, template, names):
         """Count a trace; a frequent retracer warns, saying which argument changed."""
@@ -716,16 +724,20 @@ def _check_input_signature(signature):
                             f"alone: rt.TensorSpec(None, {leaf!r}))")
 
 
-def function(func=None, *, input_signature=None, name=None, reduce_retracing=False):
+def function(func=None, *, input_signature=None, name=None, memory_budget=None,
+             reduce_retracing=False):
     """Decorator: trace `func` into a graph per input signature and run the graph.
 
-    reduce_retracing: after a retrace caused by tensor shapes, trace with the
-    dimensions that differed unknown (one graph for all lengths, say).
+    `memory_budget` (bytes): its graphs recompute loops' collected values until their
+    planned peak memory fits (see `rt.config.set_memory_budget`). `reduce_retracing`:
+    after a retrace caused by tensor shapes, trace with the dimensions that differed
+    unknown (one graph for all lengths, say).
     """
     if func is None:
         return functools.partial(function, input_signature=input_signature, name=name,
+                                 memory_budget=memory_budget,
                                  reduce_retracing=reduce_retracing)
     if isinstance(func, Function):
         return func
     return Function(func, input_signature=input_signature, name=name,
-                    reduce_retracing=reduce_retracing)
+                    memory_budget=memory_budget, reduce_retracing=reduce_retracing)
