@@ -9,7 +9,7 @@ import datetime
 import importlib
 import sys
 
-from harness import machine, table
+from harness import as_reports, machine, table
 
 SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "parallel_matmul",
            "call_overhead", "op_overhead", "import_time"]
@@ -21,7 +21,7 @@ def main(argv):
     reports = []
     for name in names:
         print(f"running {name} ...", file=sys.stderr)
-        reports.append(importlib.import_module(name).measure(quick))
+        reports.extend(as_reports(importlib.import_module(name).measure(quick)))
     print(f"### {datetime.date.today()} — {machine()}\n")
     print(f"`python benchmarks/run_all.py{' --quick' if quick else ''}`\n")
     print(table(reports))

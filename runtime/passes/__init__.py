@@ -13,49 +13,75 @@ built it; executors run the copy). The passes, one module each:
     rematerialization loops' gradients recompute cheap values instead of keeping them
                       (off by default: `rt.config.set_rematerialization(True)`)
 
-Pruning, simplification, folding and CSE repeat while they find work (pruning first,
-so CSE keeps an op that runs); fusion, parallel and memory come last.
+Pruning, simplification, folding and CSE repeat while folding finds work (pruning first,
+so CSE keeps an op that runs; see _ENABLING); fusion, parallel and memory come last. Each pass
+is one sweep (or a few) over the ops in order: time linear in the graph's size.
 Every pass rewrites the graph and every sub-graph it owns (cond branches, loop
 bodies, called functions) and returns whether it changed anything.
 """
+import functools
+import time
+
 from .. import config
 from ..graph import clone_graph
 
-__all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "subgraph_feeds",
-           "drop_feeds", "rebuild_inputs", "known_op"]
+__all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "rename_inputs",
+           "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
 
 _ROUNDS = 4
+# The passes whose rewrites may give the others (or themselves) work in the next round: a
+# folded constant can be `x * 1` for algebraic, or feed a sub-graph; rematerialization
+# adds ops. Pruning only drops what nothing reads, CSE only merges (once for all: it
+# hash-conses in graph order), algebraic renames values to existing ones (in one sweep,
+# before folding and CSE run in the same round): none of them makes work for a next round.
+_ENABLING = frozenset({"constant_folding", "rematerialization"})
 
 
-def optimize(graph, passes=None):
+def optimize(graph, passes=None, timings=None):
     """A copy of `graph` rewritten by `passes` (names; default: those config enables)."""
-    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes)
+    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, timings)
 
 
-def optimize_in_place(graph, passes=None):
-    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it."""
+def optimize_in_place(graph, passes=None, timings=None):
+    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it. `timings`, a
+    dict, gains the seconds each pass took (benchmarks/scale.py fits how they grow)."""
     from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
                    rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
+    run = _run if timings is None else functools.partial(_timed, timings)
     simplify = [(name, module) for name, module in [
         ("rematerialization", rematerialization), ("pruning", pruning),
         ("algebraic", algebraic), ("constant_folding", constant_folding), ("cse", cse)]
         if name in enabled]
+    pruned = False                  # and nothing changed since (pruning twice finds nothing)
     for _ in range(_ROUNDS):
-        changed = False
-        for _, module in simplify:
-            changed = module.run(graph) or changed
-        if not changed:
+        again = False
+        for name, module in simplify:
+            found = run(name, module, graph)
+            if name == "pruning":
+                pruned = True
+            elif found:
+                pruned = pruned and name == "cse"      # a merged op's inputs stay read
+                again = again or name in _ENABLING
+        if not again:
             break
-    if "pruning" in enabled:
-        pruning.run(graph)
-    if "fusion" in enabled:
-        fusion.run(graph)
-    if "parallel" in enabled:
-        parallel.run(graph)
-    if "memory" in enabled:
-        memory.run(graph)
+    for name, module in [("pruning", pruning), ("fusion", fusion), ("parallel", parallel),
+                         ("memory", memory)]:
+        if name in enabled and not (name == "pruning" and pruned):
+            run(name, module, graph)
     return graph
+
+
+def _run(name, module, graph):
+    return module.run(graph)
+
+
+def _timed(timings, name, module, graph):
+    start = time.perf_counter()
+    try:
+        return module.run(graph)
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
 
 
 def graphs_in(graph):
@@ -72,6 +98,16 @@ def each_graph(graph, rewrite):
     for g in list(graphs_in(graph)):
         changed = rewrite(g) or changed
     return changed
+
+
+def rename_inputs(op, renamed):
+    """In a sweep over a graph's ops in order: read `renamed[t]` ({old: new}, the values
+    earlier ops of the sweep replaced) wherever `op` reads `t`."""
+    if renamed:
+        for t in op.inputs:
+            if t in renamed:
+                op.inputs = [renamed.get(x, x) for x in op.inputs]
+                return
 
 
 # -- which op input feeds which sub-graph placeholder ------------------------------------
