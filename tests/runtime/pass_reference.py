@@ -32,7 +32,7 @@ def optimize(graph, enabled):
         if not changed:
             break
     for name, run in [("pruning", prune), ("fusion", fuse), ("parallel", schedule),
-                      ("memory", memory.run)]:
+                      ("memory", plan_memory)]:
         if name in enabled:
             run(graph)
     return graph
@@ -363,3 +363,48 @@ def _capture(body, feeds, outer):
     body.captures.append((outer, inner))
     feeds[inner] = outer
     return inner
+
+
+# -- memory plan: each fused op's inputs compared pairwise ----------------------------------
+
+def plan_memory(graph, owned_inputs=(), escaping=()):
+    """memory.plan as it was."""
+    for op in graph.ops:
+        op.notes = {"async": True} if op.notes and op.notes.get("async") else None
+    last = memory._last_uses(graph)
+    for t in graph.outputs:
+        last[t] = len(graph.ops)                    # outputs live past the end
+    store = _OldStorage(graph, owned_inputs, last)
+    store._escape(escaping)
+    free_after = memory.frees_after(graph, last)
+    for i, op in enumerate(graph.ops):
+        if free_after.get(op):
+            memory._note(op, "free", free_after[op])
+        if op.type == "fused":
+            donated = [t for t in op.inputs if store.reusable(t, i) and not any(
+                x is not t and store.overlap(x, t) for x in op.inputs)]
+            if donated:
+                memory._note(op, "donate", donated)
+            body = op.attrs["body"]
+            plan_memory(body, {ph for ph, x in zip(body.inputs, op.inputs)
+                        if any(x is d for d in donated)})
+            continue
+        out = op.outputs[0] if len(op.outputs) == 1 else None
+        if out is not None and op.opdef.ufunc is not None and memory._static(out):
+            donor = next((t for t in op.inputs if store.reusable(t, i) and memory._static(t)
+                          and t.shape == out.shape and t.dtype == out.dtype), None)
+            if donor is not None:
+                memory._note(op, "reuse", donor)
+                store.merge(out, donor)
+        appended = ()
+        if op.type == "while" and op.notes and op.notes.get("append"):
+            # The rows a loop appends stay in its list of rows: never overwritten.
+            appended = [item for _, _, item in memory.accumulators(op).values()]
+        for sub in op.subgraphs():
+            plan_memory(sub, escaping=appended if sub is op.attrs.get("body_graph") else ())
+    return graph
+
+
+class _OldStorage(memory._Storage):
+    def overlap(self, a, b):
+        return bool(self.roots(a) & self.roots(b))
