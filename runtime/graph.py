@@ -19,6 +19,7 @@ from .tensor import EagerTensor, SymbolicTensor
 __all__ = ["Graph", "Operation"]
 
 _graph_ids = itertools.count()
+_NO_GRAPHS = ()                   # the sub-graphs of most operations
 
 
 class Operation:
@@ -48,8 +49,8 @@ class Operation:
         """The graphs this operation owns or calls (cond branches, loop bodies, functions)."""
         attrs, found = self.attrs, self._subgraphs
         if found is None or found[0] is not attrs:      # attrs are replaced, not edited
-            found = self._subgraphs = (attrs, [g for g in attrs.values()
-                                               if isinstance(g, Graph)])
+            graphs = [g for g in attrs.values() if isinstance(g, Graph)]
+            found = self._subgraphs = (attrs, graphs) if graphs else (attrs, _NO_GRAPHS)
         return found[1]
 
     def effects(self):

@@ -19,7 +19,9 @@ is one sweep (or a few) over the ops in order: time linear in the graph's size.
 Every pass rewrites the graph and every sub-graph it owns (cond branches, loop
 bodies, called functions) and returns whether it changed anything.
 """
+import contextlib
 import functools
+import gc
 import time
 
 from .. import config
@@ -39,12 +41,33 @@ _ENABLING = frozenset({"constant_folding", "rematerialization"})
 
 def optimize(graph, passes=None, timings=None):
     """A copy of `graph` rewritten by `passes` (names; default: those config enables)."""
-    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, timings)
+    with _no_collections():
+        return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, timings)
 
 
 def optimize_in_place(graph, passes=None, timings=None):
     """Rewrite `graph` (a copy nobody else runs) by the passes; returns it. `timings`, a
     dict, gains the seconds each pass took (benchmarks/scale.py fits how they grow)."""
+    with _no_collections():
+        return _optimize(graph, passes, timings)
+
+
+@contextlib.contextmanager
+def _no_collections():
+    """No cyclic garbage collection while copying and optimizing: the passes make and drop
+    many small objects, and a collection in the middle walks every object of the program
+    (on a 20,000-op graph, most of the time) to free little; the next one frees the
+    dropped ops."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _optimize(graph, passes, timings):
     from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
                    rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
