@@ -2,8 +2,8 @@
 
     python benchmarks/run_all.py [--quick] [NAME ...]
 
-NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory parallel_matmul
-call_overhead op_overhead import_time); all by default. Paste the output into README.md.
+NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory loop_gradient
+parallel_matmul call_overhead op_overhead trace_cost import_time); all by default. Paste the output into README.md.
 """
 import datetime
 import importlib
@@ -11,8 +11,8 @@ import sys
 
 from harness import as_reports, machine, table
 
-SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "parallel_matmul",
-           "call_overhead", "op_overhead", "import_time"]
+SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "loop_gradient",
+           "parallel_matmul", "call_overhead", "op_overhead", "trace_cost", "import_time"]
 
 
 def main(argv):
