@@ -3,7 +3,8 @@
     python benchmarks/run_all.py [--quick] [NAME ...]
 
 NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory loop_gradient
-parallel_matmul call_overhead op_overhead trace_cost import_time); all by default. Paste the output into README.md.
+parallel_matmul call_overhead op_overhead trace_cost import_time quantized_mlp); all by
+default. Paste the output into README.md.
 """
 import datetime
 import importlib
@@ -12,7 +13,8 @@ import sys
 from harness import as_reports, machine, table
 
 SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "loop_gradient",
-           "parallel_matmul", "call_overhead", "op_overhead", "trace_cost", "import_time"]
+           "parallel_matmul", "call_overhead", "op_overhead", "trace_cost", "import_time",
+           "quantized_mlp"]
 
 
 def main(argv):

@@ -11,7 +11,10 @@ built it; executors run the copy). The passes, one module each:
     parallel          independent heavy ops marked to run at once on a thread pool
     memory            buffer reuse (numpy `out=`) and frees after each value's last use
     rematerialization loops' gradients recompute cheap values instead of keeping them
-                      (off by default: `rt.config.set_rematerialization(True)`)
+                      (off by default: `rt.config.set_rematerialization(True)`; under a
+                      memory budget, the cheapest until the planned peak fits)
+    quantize          matmul(x, dequantize(q, s)) -> matmul(x, cast(q)) * s, for weights
+                      `rt.quantize.weights` quantized (equal up to float32 rounding)
 
 Pruning, simplification, folding and CSE repeat while folding finds work (pruning first,
 so CSE keeps an op that runs; see _ENABLING); fusion, parallel and memory come last. Each pass
@@ -27,29 +30,34 @@ import time
 from .. import config
 from ..graph import clone_graph
 
-__all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "rename_inputs",
-           "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
+__all__ = ["optimize", "optimize_in_place", "planned_peak", "graphs_in", "each_graph",
+           "rename_inputs", "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
 
 _ROUNDS = 4
 # The passes whose rewrites may give the others (or themselves) work in the next round: a
 # folded constant can be `x * 1` for algebraic, or feed a sub-graph; rematerialization
-# adds ops. Pruning only drops what nothing reads, CSE only merges (once for all: it
+# and quantize add ops. Pruning only drops what nothing reads, CSE only merges (once for all: it
 # hash-conses in graph order), algebraic renames values to existing ones (in one sweep,
 # before folding and CSE run in the same round): none of them makes work for a next round.
-_ENABLING = frozenset({"constant_folding", "rematerialization"})
+_ENABLING = frozenset({"constant_folding", "rematerialization", "quantize"})
 
 
-def optimize(graph, passes=None, timings=None):
-    """A copy of `graph` rewritten by `passes` (names; default: those config enables)."""
+def optimize(graph, passes=None, memory_budget=None, timings=None):
+    """A copy of `graph` rewritten by `passes` (names; default: those config enables),
+    planned within `memory_budget` bytes (default: the function's, else config's)."""
+    budget = memory_budget or getattr(graph, "memory_budget", None)
     with _no_collections():
-        return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, timings)
+        return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, budget,
+                                 timings)
 
 
-def optimize_in_place(graph, passes=None, timings=None):
-    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it. `timings`, a
-    dict, gains the seconds each pass took (benchmarks/scale.py fits how they grow)."""
+def optimize_in_place(graph, passes=None, memory_budget=None, timings=None):
+    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it. Over a memory
+    budget (`memory_budget`, else config's), loops' gradients recompute values until the
+    planned peak fits (`rematerialization.fit`). `timings`, a dict, gains the seconds each
+    pass took (benchmarks/scale.py fits how they grow)."""
     with _no_collections():
-        return _optimize(graph, passes, timings)
+        return _optimize(graph, passes, memory_budget, timings)
 
 
 @contextlib.contextmanager
@@ -67,14 +75,15 @@ def _no_collections():
             gc.enable()
 
 
-def _optimize(graph, passes, timings):
+def _optimize(graph, passes, memory_budget, timings):
     from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
-                   rematerialization)
+                   quantize, rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
     run = _run if timings is None else functools.partial(_timed, timings)
     simplify = [(name, module) for name, module in [
         ("rematerialization", rematerialization), ("pruning", pruning),
-        ("algebraic", algebraic), ("constant_folding", constant_folding), ("cse", cse)]
+        ("algebraic", algebraic), ("quantize", quantize), ("constant_folding", constant_folding),
+        ("cse", cse)]
         if name in enabled]
     pruned = False                  # and nothing changed since (pruning twice finds nothing)
     for _ in range(_ROUNDS):
@@ -88,9 +97,13 @@ def _optimize(graph, passes, timings):
                 again = again or name in _ENABLING
         if not again:
             break
-    for name, module in [("pruning", pruning), ("fusion", fusion), ("parallel", parallel),
-                         ("memory", memory)]:
-        if name in enabled and not (name == "pruning" and pruned):
+    if "pruning" in enabled and not pruned:
+        run("pruning", pruning, graph)
+    budget = memory_budget or config.get_memory_budget()
+    if budget is not None and enabled:
+        rematerialization.fit(graph, budget, lambda g: planned_peak(g, enabled))
+    for name, module in [("fusion", fusion), ("parallel", parallel), ("memory", memory)]:
+        if name in enabled:
             run(name, module, graph)
     return graph
 
@@ -105,6 +118,19 @@ def _timed(timings, name, module, graph):
         return module.run(graph)
     finally:
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+
+
+def planned_peak(graph, passes):
+    """The peak memory the plan of `graph` will hold once the last passes among `passes`
+    (pruning, fusion, the memory plan) rewrote it (`memory.planned_peak`; None if unknown)."""
+    from . import fusion, memory, parallel, pruning
+    copy = clone_graph(graph, graph.outer_graph)
+    for name, module in (("pruning", pruning), ("fusion", fusion), ("parallel", parallel)):
+        if name in passes:
+            module.run(copy)
+    if "memory" in passes:
+        memory.plan(copy)
+    return memory.planned_peak(copy)
 
 
 def graphs_in(graph):

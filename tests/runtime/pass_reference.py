@@ -11,7 +11,8 @@ groups, the memory plan) are the modules' own.
 from runtime.graph import clone_graph
 from runtime.ops import registry
 from runtime.passes import (algebraic, constant_folding, cse, drop_feeds, each_graph, fusion,
-                            known_op, memory, parallel, rebuild_inputs, rematerialization,
+                            known_op, memory, parallel, quantize, rebuild_inputs,
+                            rematerialization,
                             subgraph_feeds)
 from runtime.shapes import TensorShape
 from runtime.dtypes import as_dtype
@@ -23,7 +24,8 @@ def optimize(graph, enabled):
     graph = clone_graph(graph, graph.outer_graph)
     simplify = [module for name, module in [
         ("rematerialization", rematerialize), ("pruning", prune),
-        ("algebraic", simplify_algebra), ("constant_folding", fold), ("cse", merge)]
+        ("algebraic", simplify_algebra), ("quantize", quantize.run), ("constant_folding", fold),
+        ("cse", merge)]
         if name in enabled]
     for _ in range(ROUNDS):
         changed = False
