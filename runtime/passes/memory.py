@@ -46,13 +46,12 @@ def plan(graph, owned_inputs=(), escaping=()):
         if free_after.get(op):
             _note(op, "free", free_after[op])
         if op.type == "fused":
-            donated = [t for t in op.inputs if store.reusable(t, i) and not any(
-                x is not t and store.overlap(x, t) for x in op.inputs)]
+            donated = store.donations(op.inputs, i)
             if donated:
                 _note(op, "donate", donated)
             body = op.attrs["body"]
-            plan(body, {ph for ph, x in zip(body.inputs, op.inputs)
-                        if any(x is d for d in donated)})
+            ids = {id(t) for t in donated}
+            plan(body, {ph for ph, x in zip(body.inputs, op.inputs) if id(x) in ids})
             continue
         out = op.outputs[0] if len(op.outputs) == 1 else None
         if out is not None and op.opdef.ufunc is not None and _static(out):
@@ -122,8 +121,16 @@ class _Storage:
     def roots(self, t):
         return {self.find(b) for b in self.views.get(t, ())}
 
-    def overlap(self, a, b):
-        return bool(self.roots(a) & self.roots(b))
+    def donations(self, inputs, i):
+        """The `inputs` of op `i` it may write into: reusable, and sharing no buffer with
+        another of its inputs."""
+        roots = [self.roots(x) for x in inputs]
+        holders = {}                   # buffer -> the inputs viewing it
+        for x, bs in zip(inputs, roots):
+            for b in bs:
+                holders.setdefault(b, set()).add(id(x))
+        return [t for t, bs in zip(inputs, roots)
+                if self.reusable(t, i) and all(len(holders[b]) == 1 for b in bs)]
 
     def reusable(self, t, i):
         """Is `t` the graph's own array, dead after op `i`, viewed by nothing alive?"""
@@ -238,9 +245,9 @@ def planned_peak(graph):
 
     Each array an op makes (a `fresh` one, or a result of a loop, branch or call) lives
     until the last reader of any value viewing it; one written into a dead array (`reuse`,
-    `donate`) takes no new memory. A loop holds, at its end, every iteration's collected
-    value twice (the kernel's list of arrays and their packed copy, its outputs) besides
-    one iteration's peak of its body; a branch or call adds its body's peak.
+    `donate`) takes no new memory. A loop holds every iteration's collected value once
+    (packed as the iterations run into the arrays it outputs) besides one iteration's peak
+    of its body; a branch or call adds its body's peak.
     """
     return _Peak({}).of(graph)
 
@@ -311,7 +318,7 @@ class _Peak:
                 return None
             collected += [trips * size, trips * (t.shape.rank + 1) * 8]
         sizes = sizes[:len(sizes) - len(collected)] + collected
-        return inner + sum(collected[::2]), sizes
+        return inner, sizes
 
 
 def _bytes(t):
