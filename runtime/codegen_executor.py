@@ -10,12 +10,16 @@
                                                       except ... (errors name the op)
 
 Every op is one line calling its kernel, numpy's ufunc (with `out=` where the
-memory plan says so) or, between scalars, a Python operator; a cond is an `if`,
+memory plan says so), the source its registry entry gives (`emit`) or, between
+scalars, the operator it declares (`operator`, `bool_operator`); a cond is an `if`,
 a while loop a `for` over a counter (one compare per iteration checks rt.config's
 loop iteration limit), a call's or fused op's body is inlined; values are
 local variables, deleted after their last use. Rank-0 values stay numpy scalars
 between elementwise ops (numpy's scalar arithmetic costs a tenth of a ufunc
-call on 0-d arrays) and become 0-d arrays before any other kernel and at the end.
+call on 0-d arrays) and become 0-d arrays before any other kernel and at the end;
+rank-0 bools may be Python bools (constants, `not`, `&` of those: a converted loop's
+break flag costs what Python's `not` does), made numpy bools before any operator
+that is not a bool operator.
 Ops the `parallel` pass marked `async` are submitted to a thread pool; the first
 reader of their result waits for it.
 
@@ -40,14 +44,6 @@ from .passes import graphs_in, known_op, memory, subgraph_feeds
 
 __all__ = ["compile_graph", "Program"]
 
-_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floordiv": "//",
-           "mod": "%", "equal": "==", "not_equal": "!=", "less": "<",
-           "less_equal": "<=", "greater": ">", "greater_equal": ">=", "bitwise_and": "&",
-           "bitwise_or": "|", "bitwise_xor": "^"}
-_LOGICAL = {"logical_and": "&", "logical_or": "|", "logical_xor": "^"}
-_UNARY = {"negative": "-{}", "abs": "abs({})", "invert": "~{}", "logical_not": "~{}"}
-_SPECIAL = {"matmul", "reshape", "transpose", "expand_dims", "getitem", "identity",
-            "stop_gradient"}
 _lock = threading.Lock()
 _counter = itertools.count(1)
 
@@ -150,7 +146,8 @@ class _Compiler:
         self.graph = graph
         self.lines = []
         self.line_ops = {}
-        self.ns = {"_nd": np.asarray, "_OpError": OpError, "_concat_rows": _concat_rows,
+        self.ns = {"_nd": np.asarray, "_bool_": np.bool_, "_OpError": OpError,
+                   "_concat_rows": _concat_rows,
                    "_count": itertools.count, "_loop_guard": _loop_guard,
                    "_loop_limit_exceeded": loop_limit_exceeded}
         self.global_names = {}          # id(object) -> namespace name
@@ -204,6 +201,8 @@ class _Compiler:
         r = env[t]
         if isinstance(r, _Const):
             v = r.value
+            if scalar_ok and v.ndim == 0 and v.dtype == np.bool_:
+                return repr(bool(v))
             if scalar_ok and v.ndim == 0:
                 return self.glob(v[()], "c_" + t.op.name, ("scalar", id(v)))
             return self.glob(v, "c_" + t.op.name)
@@ -325,8 +324,8 @@ class _Compiler:
         expr = None
         if op.opdef.elementwise and len(op.outputs) == 1:
             expr = self.elementwise(op, env)
-        elif kind in _SPECIAL:
-            expr = self.special(op, env)
+        elif op.opdef.emit is not None:
+            expr = op.opdef.emit(op, _Operands(self, env, op))
         if expr is None:
             expr = self.call(op, env)
         if op.opdef.retains_inputs and self.quiet:       # user code: the caller's errstate
@@ -361,14 +360,12 @@ class _Compiler:
         if op.attrs or d.multi:
             return None
         args = [self.ref(env, t, True) for t in op.inputs]
-        scalar = op.outputs[0].shape.rank == 0
-        if scalar and op.type in _BINARY:
-            return f"{args[0]} {_BINARY[op.type]} {args[1]}"
-        if scalar and op.type in _LOGICAL and all(t.dtype.is_bool for t in op.inputs):
-            return f"{args[0]} {_LOGICAL[op.type]} {args[1]}"
-        if scalar and op.type in _UNARY and (op.type != "logical_not"
-                                             or op.inputs[0].dtype.is_bool):
-            return _UNARY[op.type].format(args[0])
+        if op.outputs[0].shape.rank == 0:
+            if d.bool_operator and all(t.dtype.is_bool for t in op.inputs):
+                return d.bool_operator.format(*args)
+            if d.operator:
+                return d.operator.format(*[f"_bool_({a})" if t.dtype.is_bool else a
+                                           for a, t in zip(args, op.inputs)])
         if d.ufunc is None:
             return None
         donor = op.notes.get("reuse") if op.notes else None
@@ -376,45 +373,10 @@ class _Compiler:
             args.append(f"out={env[donor]}")      # (by position is deprecated in numpy 2.4)
         return f"{self.glob(d.ufunc, '_np_' + d.ufunc.__name__)}({', '.join(args)})"
 
-    def special(self, op, env):
-        kind, a = op.type, op.attrs
-        x = self.ref(env, op.inputs[0], kind == "getitem")
-        if kind in ("identity", "stop_gradient"):
-            return x
-        if kind == "matmul":
-            if a:
-                return None
-            return f"{self.glob(np.matmul, '_np_matmul')}({x}, {self.ref(env, op.inputs[1], False)})"
-        if kind == "reshape" and len(op.inputs) == 1:
-            return f"{self.glob(np.reshape, '_np_reshape')}({x}, {self.literal(a['shape'])})"
-        if kind == "transpose":
-            return f"{self.glob(np.transpose, '_np_transpose')}({x}, {self.literal(a['perm'])})"
-        if kind == "expand_dims":
-            return f"{self.glob(np.expand_dims, '_np_expand_dims')}({x}, {self.literal(a['axis'])})"
-        if kind == "getitem":
-            return self.getitem(op, env, x)
-        return None
-
-    def getitem(self, op, env, x):
-        dynamic = [self.ref(env, t, True) for t in op.inputs[1:]]
-        parts = []
-        for item in op.attrs["spec"]:
-            kind = item[0]
-            if kind == "i":
-                parts.append(repr(int(item[1])))
-            elif kind == "t":
-                parts.append(dynamic[item[1]])
-            elif kind == "s":
-                bounds = [f"{dynamic[v[1]]}.item()" if isinstance(v, tuple) else repr(v)
-                          for v in item[1:]]
-                parts.append(f"slice({', '.join(bounds)})")
-            elif kind == "n":
-                parts.append("None")
-            else:
-                parts.append("...")
-        if op.inputs[0].shape.rank in (None, 0):
-            x = f"_nd({x})"
-        return f"_nd({x}[({', '.join(parts)}{',' if parts else ''})])"
+    def numpy_scalar(self, env, t):
+        """The expression for `t` where a numpy value is needed (a Python bool is not)."""
+        r = self.ref(env, t, True)
+        return f"_bool_({r})" if t.dtype.is_bool and t.shape.rank == 0 else r
 
     # -- control flow and bodies, inlined ---------------------------------------------------------
     def sub_env(self, op, env, sub, pairs, loop_vars=None):
@@ -486,7 +448,7 @@ class _Compiler:
         for j, (cat, grow, item) in grows.items():
             skip[cat] = None
             skip[grow] = (lambda e, r=rows[j], item=item:
-                          f"{r}.append({self.ref(e, item, True)})")
+                          f"{r}.append({self.numpy_scalar(e, item)})")
         results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, loop_vars),
                              indent + 1, skip=skip)
         keep = [j for j in range(n) if j not in grows]
@@ -498,6 +460,30 @@ class _Compiler:
         for j, r in rows.items():
             self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", op)
             self.emit(indent, f"del {r}")
+
+
+class _Operands:
+    """The sources of an op's operands, for its registry entry's `emit`."""
+
+    __slots__ = ("compiler", "env", "op")
+
+    def __init__(self, compiler, env, op):
+        self.compiler, self.env, self.op = compiler, env, op
+
+    def array(self, i):
+        """Operand i as an array (a rank-0 value as a 0-d array)."""
+        return self.compiler.ref(self.env, self.op.inputs[i], False)
+
+    def scalar(self, i):
+        """Operand i, a rank-0 value as a numpy scalar (or Python bool)."""
+        return self.compiler.ref(self.env, self.op.inputs[i], True)
+
+    def literal(self, value):
+        return self.compiler.literal(value)
+
+    def name(self, obj, base):
+        """A name in the generated code's namespace bound to `obj`."""
+        return self.compiler.glob(obj, base)
 
 
 def _threads():
