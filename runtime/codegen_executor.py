@@ -115,20 +115,22 @@ class Program:
         return f"<Program {self.filename}>"
 
 
-def compile_graph(graph):
-    """The Program of `graph` (compiled on first use; recompiled if the graph changes).
+def compile_graph(graph, jit=False):
+    """The Program of `graph` (compiled on first use; recompiled if the graph changes);
+    with `jit`, its lowerable regions run compiled by numba (`runtime.compiled`).
 
     Source Python cannot compile (loops nested past its limit of 20 blocks) leaves the
     graph to the plain executor.
     """
-    program = graph._plans.get("program")
+    key = "program-jit" if jit else "program"
+    program = graph._plans.get(key)
     if program is None:
         try:
-            program = _Compiler(graph).compile()
+            program = _Compiler(graph, jit).compile()
         except (SyntaxError, RecursionError, MemoryError):
             from .executor import plan_for
             program = Program(plan_for(graph).run, None, graph, None)
-        graph._plans["program"] = program
+        graph._plans[key] = program
     return program
 
 
@@ -142,8 +144,11 @@ class _Const:
 
 
 class _Compiler:
-    def __init__(self, graph):
+    def __init__(self, graph, jit=False):
         self.graph = graph
+        self.jit = jit                  # compile lowerable regions (runtime.compiled)
+        self.in_region = 0              # emitting a region's fast-executor path
+        self.why_not = {}               # op -> why it does not lower (None: it does)
         self.lines = []
         self.line_ops = {}
         self.ns = {"_nd": np.asarray, "_bool_": np.bool_, "_OpError": OpError,
@@ -271,26 +276,115 @@ class _Compiler:
         mine = set()                    # locals this block made (the ones it may delete)
         futures = {}
         start = len(self.lines)
+        regions = self.regions(graph, skip) if self.jit and not self.in_region else {}
+        done = set()                    # ops emitted in a region
         for op in graph.ops:
+            if op in done:
+                continue
             waits = [t for t in op.inputs if t in futures] + [
                 t for c in op.control_inputs for t in c.outputs if t in futures]
             for t in dict.fromkeys(waits):          # an input read twice is awaited once
                 self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
+            if op in regions:
+                run, loop = regions[op]
+                done.update(run)
+                self.region(graph, run, loop, env, indent, mine, futures, free_after)
+                for member in run:
+                    self.free(free_after, member, env, indent, mine, futures)
+                continue
             if skip and op in skip:
                 statement = skip[op]
                 if statement:
                     self.emit(indent, statement(env), op)
             else:
                 self.op(op, env, indent, mine, futures)
-            dead = [env[t] for t in free_after.get(op, ()) if t in mine and t not in futures]
-            if dead:
-                self.emit(indent, f"del {', '.join(dict.fromkeys(dead))}")
-                mine.difference_update(free_after[op])
+            self.free(free_after, op, env, indent, mine, futures)
         for t in list(futures):
             self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
         if len(self.lines) == start:
             self.emit(indent, "pass")
         return [self.ref(env, t, not top) if t in env else None for t in graph.outputs]
+
+    def free(self, free_after, op, env, indent, mine, futures, only=None):
+        """`del` the locals whose last use is `op` (of those in `only`, if given)."""
+        dead = [t for t in free_after.get(op, ()) if t in mine and t not in futures
+                and (only is None or t in only)]
+        if dead:
+            self.emit(indent, f"del {', '.join(dict.fromkeys(env[t] for t in dead))}")
+            mine.difference_update(dead)
+
+    # -- compiled regions (runtime.compiled) -------------------------------------------------
+    def regions(self, graph, skip):
+        """{first op: (ops, is a loop)} of the regions of `graph`'s block worth compiling:
+        maximal runs of lowerable ops; a lowerable while is a region of its own."""
+        from .compiled import lowering, not_lowered
+        found, run = {}, []
+
+        def flush():
+            if any(o.type in ("cond", "fused", "call") for o in run) or sum(
+                    o.type not in ("const", "placeholder", "capture", "no_op") for o in run) >= 3:
+                found[run[0]] = (list(run), False)
+            run.clear()
+        for op in graph.ops:
+            if op.type in ("placeholder", "capture"):
+                continue                    # fed: bound before any op runs
+            reason = ("appends rows of a loop" if skip and op in skip
+                      else lowering.why_not(op, self.why_not))
+            if reason is not None:
+                flush()
+                not_lowered(self.graph.name, op.original or op, reason)
+            elif op.type == "while":
+                flush()
+                found[op] = ([op], True)
+            else:
+                run.append(op)
+        flush()
+        return found
+
+    def region(self, graph, run, loop, env, indent, mine, futures, free_after):
+        """Emit `run`: its compiled function's call, and its ops for when that gives None."""
+        from . import compiled
+        from .compiled import lowering
+        members = set(run)
+        for op in run:
+            if op.type == "const":
+                self.op(op, env, indent, mine, futures)
+        produced = {t for op in run for t in op.outputs if op.type != "const"}
+        inputs = list(dict.fromkeys(
+            [t for op in run if op.type != "const" for t in op.inputs if t not in produced]
+            + _array_constants(run)))
+        read_after = {t for op in graph.ops if op not in members for t in op.inputs}
+        read_after.update(graph.outputs)
+        outputs = list(run[0].outputs) if loop else [t for t in produced if t in read_after]
+        outputs.sort(key=lambda t: (run.index(t.op), t.index))
+        lowered = lowering.lower_region(graph, run, inputs, outputs, loop)
+        first = run[0].original or run[0]
+        where = f" at {first.origin.short()}" if first.origin is not None else ""
+        region = compiled.Region(lowered, loop, outputs,
+                                 f"{len(run)} ops from {first.type} {first.name}{where}",
+                                 self.graph.name)
+        r = self.glob(region, "region")
+        args = [self.glob(t.op.attrs["value"], "c_" + t.op.name) if t.op.type == "const"
+                else self.ref(env, t, True) for t in inputs]
+        v = self.fresh("v")
+        self.emit(indent, f"{v} = {r}.run({', '.join(args)})", run[0])
+        self.emit(indent, f"if {v} is None:", run[0])
+        self.in_region += 1
+        if loop:
+            self.inline_while(run[0], env, indent + 1, mine, switch=(r, v, args))
+            self.emit(indent, f"if {v} is not None:", run[0])
+        else:
+            internal = produced - set(outputs)
+            for op in run:
+                if op.type != "const":
+                    self.op(op, env, indent + 1, mine, futures)
+                    self.free(free_after, op, env, indent + 1, mine, futures, internal)
+            self.emit(indent, "else:", run[0])
+        self.in_region -= 1
+        if outputs:
+            self.emit(indent + 1, f"{', '.join(env[t] for t in outputs)}, = {v}")
+        else:
+            self.emit(indent + 1, "pass")
 
     def bind(self, env, mine, t):
         name = self.wanted.pop(t, None) or self.fresh(
@@ -415,7 +509,7 @@ class _Compiler:
 
     inline_fused = inline_call
 
-    def inline_while(self, op, env, indent, mine):
+    def inline_while(self, op, env, indent, mine, switch=None):
         (cond_g, cond_pairs), (body_g, body_pairs) = subgraph_feeds(op)
         a = op.attrs
         n = a["n_vars"]
@@ -429,7 +523,11 @@ class _Compiler:
         for j, r in rows.items():
             self.emit(indent, f"{r} = []")
         guard, i = self.fresh("guard"), self.fresh("i")
-        self.emit(indent, f"{guard} = _loop_guard()", op)
+        if switch is not None:
+            region, v, args = switch
+            self.emit(indent, f"{guard} = {region}.guard(0)", op)
+        else:
+            self.emit(indent, f"{guard} = _loop_guard()", op)
         limit = a["maximum_iterations"]
         if limit is None:
             self.emit(indent, f"for {i} in _count():", op)
@@ -443,7 +541,14 @@ class _Compiler:
         self.emit(indent + 1, f"if not {test}:", op)
         self.emit(indent + 2, "break")
         self.emit(indent + 1, f"if {i} == {guard}:", op)
-        self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
+        if switch is None:
+            self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
+        else:        # into the compiled loop with this state, or on in this one
+            state = ", ".join(names + args[n:])
+            self.emit(indent + 2, f"{v} = {region}.switch({i}, {state})", op)
+            self.emit(indent + 2, f"if {v} is not None:", op)
+            self.emit(indent + 3, "break")
+            self.emit(indent + 2, f"{guard} = {region}.guard({i} + 1)", op)
         skip = {}
         for j, (cat, grow, item) in grows.items():
             skip[cat] = None
@@ -460,6 +565,18 @@ class _Compiler:
         for j, r in rows.items():
             self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", op)
             self.emit(indent, f"del {r}")
+
+
+def _array_constants(ops):
+    """The array constants `ops` and their sub-graphs read (compiled code takes them as
+    arguments; scalars are written into its source)."""
+    found = []
+    for op in ops:
+        if op.type == "const" and op.attrs["value"].ndim:
+            found.append(op.outputs[0])
+        for sub in op.subgraphs():
+            found.extend(_array_constants(sub.ops))
+    return found
 
 
 class _Operands:

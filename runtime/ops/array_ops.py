@@ -127,7 +127,7 @@ def _reshape_emit(op, src):
 def _reshape_lower(op, src):
     if len(op.inputs) != 1 or not op.inputs[0].shape.rank:
         return None
-    return f"np.ascontiguousarray({src.array(0)}).reshape({src.literal(op.attrs['shape'])})"
+    return f"np.ascontiguousarray({src.value(0)}).reshape({src.literal(op.attrs['shape'])})"
 
 
 _RESHAPE = registry.register("reshape", _reshape_kernel, _reshape_infer, grad=_reshape_grad,
@@ -176,7 +176,7 @@ def _transpose_lower(op, src):
     if not op.inputs[0].shape.rank:
         return None
     perm = op.attrs["perm"]
-    return f"{src.array(0)}.T" if perm is None else f"{src.array(0)}.transpose({perm!r})"
+    return f"{src.value(0)}.T" if perm is None else f"{src.value(0)}.transpose({perm!r})"
 
 
 _TRANSPOSE = registry.register("transpose", _transpose_kernel, _transpose_infer,

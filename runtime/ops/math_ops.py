@@ -421,10 +421,10 @@ sin = _define_unary("sin", np.sin, _sin_grad, lower="np.sin({0})")
 cos = _define_unary("cos", np.cos, _cos_grad, lower="np.cos({0})")
 tan = _define_unary("tan", np.tan, _tan_grad, lower="np.tan({0})")
 tanh = _define_unary("tanh", np.tanh, _tanh_grad, lower="np.tanh({0})")
-sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, lower="_sigmoid({0})")
-relu = _define_unary("relu", _relu, _relu_grad, lower="_maximum({0}, 0)")
+sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, lower="_sigmoid({0}, {dtype}(1))")
+relu = _define_unary("relu", _relu, _relu_grad, lower="_maximum({0}, {dtype}(0))")
 softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad,
-                         lower="np.logaddexp(0, {0})")
+                         lower="np.logaddexp({dtype}(0), {0})")
 floor = _define_unary("floor", np.floor, _zero_grad, lower="np.floor({0})")
 ceil = _define_unary("ceil", np.ceil, _zero_grad, lower="np.ceil({0})")
 round = _define_unary("round", np.round, _zero_grad)  # noqa: A001 - banker's rounding, like TF
@@ -432,7 +432,7 @@ reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal), _reciprocal_grad
 logical_not = _define_unary("logical_not", np.logical_not, operator="(not {0})",
                             bool_operator="(not {0})", weak_result=_BOOL, lower="not {0}")
 invert = _define_unary("invert", np.invert, operator="~{0}", bool_operator="(not {0})",
-                       lower="~{0}")
+                       lower=lambda dtypes: "not {0}" if dtypes[0].kind == "b" else "~{0}")
 is_nan = _define_unary("is_nan", np.isnan, lower="np.isnan({0})")
 is_finite = _define_unary("is_finite", np.isfinite, lower="np.isfinite({0})")
 
@@ -459,9 +459,11 @@ multiply = _define_binary("multiply", np.multiply, _multiply_grad,
 divide = _define_binary("divide", _quiet(np.true_divide), _divide_grad,
                         **_binary("/", weak_result=registry.division_weak_result))
 floordiv = _define_binary("floordiv", _quiet(np.floor_divide), no_gradient, operator="{0} // {1}",
-                          weak_result=_ARITH, lower="_floordiv({0}, {1})")
+                          weak_result=_ARITH, lower=lambda dtypes: "_ifloordiv({0}, {1})"
+                          if dtypes[0].kind in "iu" else "{0} // {1}")
 mod = _define_binary("mod", _quiet(np.mod), _mod_grad, operator="{0} % {1}", weak_result=_ARITH,
-                     lower="_mod({0}, {1})")
+                     lower=lambda dtypes: "_imod({0}, {1})" if dtypes[0].kind in "iu"
+                     else "{0} % {1}")
 pow = _define_binary("pow", _quiet(np.power), _pow_grad, weak_result=_ARITH,  # noqa: A001
                      lower=lambda dtypes: "{0} ** {1}" if dtypes[0].kind in "fc" else None)
 maximum = _define_binary("maximum", np.maximum, _extremum_grad(lambda x, y: x >= y),
