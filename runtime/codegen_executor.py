@@ -350,8 +350,9 @@ class _Compiler:
             if op.type == "const":
                 self.op(op, env, indent, mine, futures)
         produced = {t for op in run for t in op.outputs if op.type != "const"}
+        n = run[0].attrs["n_vars"] if loop else 0     # a loop's state comes first, as is
         inputs = list(dict.fromkeys(
-            [t for op in run if op.type != "const" for t in op.inputs if t not in produced]
+            [t for op in run if op.type != "const" for t in op.inputs[n:] if t not in produced]
             + _array_constants(run)))
         read_after = {t for op in graph.ops if op not in members for t in op.inputs}
         read_after.update(graph.outputs)
@@ -366,8 +367,9 @@ class _Compiler:
         r = self.glob(region, "region")
         args = [self.glob(t.op.attrs["value"], "c_" + t.op.name) if t.op.type == "const"
                 else self.ref(env, t, True) for t in inputs]
+        inits = [self.ref(env, t, True) for t in run[0].inputs[:n]]
         v = self.fresh("v")
-        self.emit(indent, f"{v} = {r}.run({', '.join(args)})", run[0])
+        self.emit(indent, f"{v} = {r}.run({', '.join(inits + args)})", run[0])
         self.emit(indent, f"if {v} is None:", run[0])
         self.in_region += 1
         if loop:
@@ -544,7 +546,7 @@ class _Compiler:
         if switch is None:
             self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
         else:        # into the compiled loop with this state, or on in this one
-            state = ", ".join(names + args[n:])
+            state = ", ".join(names + args)
             self.emit(indent + 2, f"{v} = {region}.switch({i}, {state})", op)
             self.emit(indent + 2, f"if {v} is not None:", op)
             self.emit(indent + 3, "break")

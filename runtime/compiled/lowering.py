@@ -145,8 +145,8 @@ class RegionSource:
 def lower_region(graph, ops, inputs, outputs, loop=False):
     """The RegionSource computing `outputs` from `inputs` by `ops` (a run of a block).
 
-    A loop region (`ops` one while op) takes (_start, _guard, *op.inputs); others
-    (_guard, *inputs); `_guard` is the loop iteration limit (-1: none).
+    A loop region (`ops` one while op) takes (_start, _guard, *loop state, *inputs);
+    others (_guard, *inputs); `_guard` is the loop iteration limit (-1: none).
     """
     return _Lowerer(graph).region(ops, inputs, outputs, loop)
 
@@ -195,13 +195,20 @@ class _Lowerer(_Compiler):
             params.append(env[t])
         self.params = dict(env)
         head = ["_start", "_guard"] if loop else ["_guard"]
+        state = []
+        if loop:
+            state = [self.fresh(f"s{j}") for j in range(ops[0].attrs["n_vars"])]
+            head += state
         fname = self.fresh("region")
         self.emit(0, f"def {fname}({', '.join(head + params)}):")
-        for t in inputs:
-            if t.shape.rank == 0:
-                self.emit(1, f"{env[t]} = {dtype_source(t.dtype.np)}(_scalar({env[t]}))")
+        pinned = list(zip(inputs, params))
         if loop:
-            self.inline_while(ops[0], env, 1, start="_start")
+            pinned += list(zip(ops[0].outputs, state))
+        for t, name in pinned:
+            if t.shape.rank == 0:
+                self.emit(1, f"{name} = {dtype_source(t.dtype.np)}(_scalar({name}))")
+        if loop:
+            self.inline_while(ops[0], env, 1, start="_start", state=state)
         else:
             for op in ops:
                 self.op(op, env, 1)
@@ -281,13 +288,14 @@ class _Lowerer(_Compiler):
         """`source` as t's numba type (scalars cast: both sides of a join agree)."""
         return f"{dtype_source(t.dtype.np)}({source})" if t.shape.rank == 0 else source
 
-    def inline_while(self, op, env, indent, start=None):
+    def inline_while(self, op, env, indent, start=None, state=None):
         (cond_g, cond_pairs), (body_g, body_pairs) = subgraph_feeds(op)
         a = op.attrs
         n = a["n_vars"]
         names = [self.fresh(f"w_{op.name}_{j}") for j in range(n)]
+        inits = state or [env[t] for t in op.inputs[:n]]
         for j, name in enumerate(names):
-            self.emit(indent, f"{name} = {self.pinned(op.outputs[j], env[op.inputs[j]])}")
+            self.emit(indent, f"{name} = {self.pinned(op.outputs[j], inits[j])}")
         it = self.fresh("it")
         self.emit(indent, f"{it} = {start or 0}")
         self.emit(indent, "while True:")
