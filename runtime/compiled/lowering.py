@@ -32,6 +32,11 @@ __all__ = ["why_not", "lower_region", "RegionSource"]
 _DTYPES = {np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
                                  np.uint16, np.uint32, np.uint64, np.float32, np.float64)}
 _STRUCTURE = ("placeholder", "capture", "const", "no_op")
+# An op declared `simd` (exp, tanh, ...) costs 10-20 ns an element in a compiled loop
+# (libm, one element at a time) against numpy's ~0.3 ns; leaving compiled code for
+# numpy and coming back costs a few us (and splits a loop). Up to this many elements
+# (known while tracing) the region stays whole.
+SIMD_ELEMENTS = 512
 
 
 def dtype_source(dtype):
@@ -105,6 +110,10 @@ def _why_not(op, cache):
         return "stateful (its effects run in program order, in the fast executor)"
     if op.opdef.lower is None:
         return "no lowering declared"
+    if op.opdef.simd and op.outputs and op.outputs[0].shape.rank and not (
+            (op.outputs[0].shape.num_elements() or SIMD_ELEMENTS + 1) <= SIMD_ELEMENTS):
+        return (f"numpy's vectorized loop beats a compiled element loop on more than "
+                f"{SIMD_ELEMENTS} elements")
     if op.opdef.elementwise:
         if op.attrs and kind != "cast" or op.opdef.multi:
             return "attributes"
@@ -125,6 +134,12 @@ class _Probe:
 
     def value(self, i):
         return f"x{i}"
+
+    def reduction(self, kind):
+        x = self.op.inputs[0]
+        if not x.shape.rank or (kind == "mean" and not x.dtype.is_floating):
+            return None
+        return "r"
 
     def literal(self, value):
         return repr(value)
@@ -411,6 +426,52 @@ class _Lowerer(_Compiler):
         env[root] = result
         env[out] = result
 
+    # -- reductions ---------------------------------------------------------------------------
+    _COMBINE = {"sum": "{acc} + {x}", "mean": "{acc} + {x}", "max": "_maximum({acc}, {x})",
+                "min": "_minimum({acc}, {x})", "any": "{acc} or {x}", "all": "{acc} and {x}"}
+
+    def reduction(self, op, kind, env, indent):
+        x, out = op.inputs[0], op.outputs[0]
+        rank = x.shape.rank
+        axis = op.attrs["axis"]
+        axes = set(range(rank)) if axis is None else set(axis)
+        acc_dtype = np.dtype(np.float64) if out.dtype.is_floating and kind in ("sum", "mean") \
+            else out.dtype.np
+        init = {"sum": -0.0 if acc_dtype.kind == "f" else 0, "mean": -0.0, "any": False,
+                "all": True}.get(kind)
+        if init is None:
+            init = (-np.inf if kind == "max" else np.inf) if acc_dtype.kind == "f" else (
+                np.iinfo(acc_dtype).min if kind == "max" else np.iinfo(acc_dtype).max) \
+                if acc_dtype.kind in "iu" else kind == "min"
+        src = env[x]
+        index = [self.fresh(f"r{k}") for k in range(rank)]
+        kept = [("1" if k in axes else f"{src}.shape[{k}]") for k in range(rank)]
+        acc = self.fresh(f"acc_{op.name}")
+        self.emit(indent, f"{acc} = np.full(({', '.join(kept)},), "
+                          f"{self.scalar_literal(init, acc_dtype)}, {dtype_source(acc_dtype)})", op)
+        count = self.fresh("count")
+        self.emit(indent, f"{count} = 1")
+        for k in sorted(axes):
+            self.emit(indent, f"{count} *= {src}.shape[{k}]")
+        if kind in ("max", "min"):
+            self.emit(indent, f"if {count} == 0:", op)
+            self.emit(indent + 1, self.fault(op), op)
+        for k in range(rank):
+            self.emit(indent + k, f"for {index[k]} in range({src}.shape[{k}]):")
+        target = f"{acc}[{', '.join('0' if k in axes else index[k] for k in range(rank))}]"
+        element = self.cast(f"{src}[{', '.join(index)}]", x.dtype.np, acc_dtype)
+        self.emit(indent + rank, f"{target} = {dtype_source(acc_dtype)}("
+                                 f"{self._COMBINE[kind].format(acc=target, x=element)})")
+        if kind == "mean":
+            self.emit(indent, f"{acc} = {acc} / {count}")
+        value = acc if acc_dtype == out.dtype.np else f"{acc}.astype({dtype_source(out.dtype.np)})"
+        if out.shape.rank == 0:
+            return f"{value}[{', '.join(['0'] * rank)}]"
+        if op.attrs["keepdims"]:
+            return value
+        dims = [f"{src}.shape[{k}]" for k in range(rank) if k not in axes]
+        return f"{value}.reshape(({', '.join(dims)},))"
+
     def assign_element(self, indent, t, source, op):
         name = self.fresh(t.op.name)
         self.emit(indent, f"{name} = {dtype_source(t.dtype.np)}({source})", op)
@@ -422,6 +483,11 @@ class _Operands:
 
     def __init__(self, lowerer, env, op, indent):
         self.lowerer, self.env, self.op, self.indent = lowerer, env, op, indent
+
+    def reduction(self, kind):
+        """A loop reducing operand 0 over the op's `axis` (`keepdims`): kind "sum", "mean",
+        "max", "min", "any" or "all"; floats summed in float64."""
+        return self.lowerer.reduction(self.op, kind, self.env, self.indent)
 
     def value(self, i):
         return self.env[self.op.inputs[i]]

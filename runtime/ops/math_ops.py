@@ -414,17 +414,17 @@ sqrt = _define_unary("sqrt", _quiet(np.sqrt), _sqrt_grad, lower="np.sqrt({0})")
 rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), _rsqrt_grad)
 square = _define_unary("square", np.square, _square_grad, weak_result=_ARITH,
                        lower="{0} * {0}")
-exp = _define_unary("exp", _quiet(np.exp), _exp_grad, lower="np.exp({0})")
-log = _define_unary("log", _quiet(np.log), _log_grad, lower="np.log({0})")
-log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad, lower="np.log1p({0})")
-sin = _define_unary("sin", np.sin, _sin_grad, lower="np.sin({0})")
-cos = _define_unary("cos", np.cos, _cos_grad, lower="np.cos({0})")
-tan = _define_unary("tan", np.tan, _tan_grad, lower="np.tan({0})")
-tanh = _define_unary("tanh", np.tanh, _tanh_grad, lower="np.tanh({0})")
-sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, lower="_sigmoid({0}, {dtype}(1))")
+exp = _define_unary("exp", _quiet(np.exp), _exp_grad, simd=True, lower="np.exp({0})")
+log = _define_unary("log", _quiet(np.log), _log_grad, simd=True, lower="np.log({0})")
+log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad, simd=True, lower="np.log1p({0})")
+sin = _define_unary("sin", np.sin, _sin_grad, simd=True, lower="np.sin({0})")
+cos = _define_unary("cos", np.cos, _cos_grad, simd=True, lower="np.cos({0})")
+tan = _define_unary("tan", np.tan, _tan_grad, simd=True, lower="np.tan({0})")
+tanh = _define_unary("tanh", np.tanh, _tanh_grad, simd=True, lower="np.tanh({0})")
+sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, simd=True, lower="_sigmoid({0}, {dtype}(1))")
 relu = _define_unary("relu", _relu, _relu_grad, lower="_maximum({0}, {dtype}(0))")
 softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad,
-                         lower="np.logaddexp({dtype}(0), {0})")
+                         simd=True, lower="np.logaddexp({dtype}(0), {0})")
 floor = _define_unary("floor", np.floor, _zero_grad, lower="np.floor({0})")
 ceil = _define_unary("ceil", np.ceil, _zero_grad, lower="np.ceil({0})")
 round = _define_unary("round", np.round, _zero_grad)  # noqa: A001 - banker's rounding, like TF
@@ -464,7 +464,7 @@ floordiv = _define_binary("floordiv", _quiet(np.floor_divide), no_gradient, oper
 mod = _define_binary("mod", _quiet(np.mod), _mod_grad, operator="{0} % {1}", weak_result=_ARITH,
                      lower=lambda dtypes: "_imod({0}, {1})" if dtypes[0].kind in "iu"
                      else "{0} % {1}")
-pow = _define_binary("pow", _quiet(np.power), _pow_grad, weak_result=_ARITH,  # noqa: A001
+pow = _define_binary("pow", _quiet(np.power), _pow_grad, weak_result=_ARITH, simd=True,  # noqa: A001
                      lower=lambda dtypes: "{0} ** {1}" if dtypes[0].kind in "fc" else None)
 maximum = _define_binary("maximum", np.maximum, _extremum_grad(lambda x, y: x >= y),
                          weak_result=_ARITH, lower="_maximum({0}, {1})")
@@ -565,12 +565,13 @@ def _axis_attr(axis, x):
     return _norm_axis(axis, x.shape)
 
 
-def _define_reduction(name, kernel, out_dtype=None, grad=None):
+def _define_reduction(name, kernel, out_dtype=None, grad=None, lower=None):
     def infer(inputs, axis, keepdims):
         x = inputs[0]
         dtype = out_dtype(x.dtype) if out_dtype else x.dtype
         return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
-    opdef = registry.register(name, kernel, infer, grad=grad, fresh=True)
+    opdef = registry.register(name, kernel, infer, grad=grad, fresh=True,
+                              lower=lower and (lambda op, src: src.reduction(lower)))
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
@@ -673,13 +674,14 @@ def _prod_grad(op, grad):
     return [_unreduce(op, grad) * array_ops.where(is_zero, at_zero, elsewhere)]
 
 
-reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int, _sum_grad)
+# (`lower`: the kind of reduction loop the compiled tier writes; floats summed in float64)
+reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int, _sum_grad, "sum")
 reduce_prod = _define_reduction("reduce_prod", _prod_kernel, _bool_to_int, _prod_grad)
-reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _bool_to_int, _mean_grad)
-reduce_max = _define_reduction("reduce_max", _max_kernel, None, _min_max_grad)
-reduce_min = _define_reduction("reduce_min", _min_kernel, None, _min_max_grad)
-reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool)
-reduce_all = _define_reduction("reduce_all", _all_kernel, _to_bool)
+reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _bool_to_int, _mean_grad, "mean")
+reduce_max = _define_reduction("reduce_max", _max_kernel, None, _min_max_grad, "max")
+reduce_min = _define_reduction("reduce_min", _min_kernel, None, _min_max_grad, "min")
+reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool, None, "any")
+reduce_all = _define_reduction("reduce_all", _all_kernel, _to_bool, None, "all")
 
 
 def _arg_infer(inputs, axis, output_type):

@@ -42,16 +42,19 @@ class OpDef:
     `emit` ((op, operand sources) -> source or None: the fast executor's line for an op
     that is cheaper written out than called), `lower` (the compiled tier's lowering: for
     elementwise ops the source of one element, "np.exp({0})"; else (op, operand sources)
-    -> numba-compatible source or None; ops without one split compiled regions).
+    -> numba-compatible source or None; ops without one split compiled regions), `simd`
+    (numpy's loop for arrays is vectorized beyond what a compiled element loop reaches,
+    e.g. exp and tanh: the compiled tier lowers only the op's rank-0 form).
     """
 
     __slots__ = ("name", "kernel", "infer", "stateful", "effect", "multi", "grad",
                  "elementwise", "fresh", "ufunc", "quiet", "retains_inputs", "weak_result",
-                 "operator", "bool_operator", "emit", "lower")
+                 "operator", "bool_operator", "emit", "lower", "simd")
 
     def __init__(self, name, kernel, infer, stateful=False, effect=None, multi=False,
                  grad=None, elementwise=False, fresh=False, retains_inputs=None,
-                 weak_result=None, operator=None, bool_operator=None, emit=None, lower=None):
+                 weak_result=None, operator=None, bool_operator=None, emit=None, lower=None,
+                 simd=False):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -67,6 +70,7 @@ class OpDef:
         self.bool_operator = bool_operator
         self.emit = emit
         self.lower = lower
+        self.simd = simd
         wrapped = getattr(kernel, "__wrapped__", None)
         self.ufunc, self.quiet = None, False
         if self.elementwise and isinstance(kernel, np.ufunc):
