@@ -325,8 +325,9 @@ class _Lowerer(_Compiler):
         self.emit(indent + 1, f"if {it} == _guard:", op)
         self.emit(indent + 2, self.fault(op), op)
         results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, names), indent + 1)
-        for j, name in enumerate(names):
-            self.emit(indent + 1, f"{name} = {self.pinned(op.outputs[j], results[j])}")
+        if names:                       # at once: a result may be another loop variable
+            values = [self.pinned(op.outputs[j], results[j]) for j in range(n)]
+            self.emit(indent + 1, f"{', '.join(names)}, = {', '.join(values)},")
         self.emit(indent + 1, f"{it} += 1")
         for t, name in zip(op.outputs, names):
             env[t] = name
