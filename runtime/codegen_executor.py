@@ -320,9 +320,10 @@ class _Compiler:
         from .compiled import lowering, not_lowered
         found, run = {}, []
 
-        def flush():
+        def flush():        # worth a call into compiled code: element or scalar work
             if any(o.type in ("cond", "fused", "call") for o in run) or sum(
-                    o.type not in ("const", "placeholder", "capture", "no_op") for o in run) >= 3:
+                    o.opdef.elementwise or all(t.shape.rank == 0 for t in o.outputs)
+                    for o in run if o.type != "const") >= 3:
                 found[run[0]] = (list(run), False)
             run.clear()
         for op in graph.ops:
