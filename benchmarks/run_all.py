@@ -3,7 +3,7 @@
     python benchmarks/run_all.py [--quick] [NAME ...]
 
 NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory parallel_matmul
-call_overhead op_overhead import_time); all by default. Paste the output into README.md.
+call_overhead op_overhead import_time quantized_mlp); all by default. Paste the output into README.md.
 """
 import datetime
 import importlib
@@ -12,7 +12,7 @@ import sys
 from harness import machine, table
 
 SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "parallel_matmul",
-           "call_overhead", "op_overhead", "import_time"]
+           "call_overhead", "op_overhead", "import_time", "quantized_mlp"]
 
 
 def main(argv):

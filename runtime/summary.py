@@ -9,7 +9,9 @@
 
 Files are written by this module alone (TFRecord framing, CRC32C, and the few protobuf
 messages of TensorBoard's Event format encoded by hand), so writing needs no extra
-package; reading them needs TensorBoard (the `tensorboard` extra). Inside a traced
+package; reading them needs TensorBoard (the `tensorboard` extra). Each event is
+appended whole: a write that fails part-way (disk full) is cut off again, so no broken
+record ever stands before later ones, and `flush` makes them durable. Inside a traced
 graph `scalar` and `histogram` add a stateful `write_summary` op that writes each time
 the graph runs (such a graph holds the writer, so it cannot be saved with rt.saved).
 Graphs are exported as a GraphDef: sub-graphs of cond / while / call become name
@@ -217,14 +219,27 @@ class SummaryWriter:
                 f"{os.getpid()}.{next(_file_ids)}{filename_suffix}")
         self.path = os.path.join(logdir, name)
         self._lock = threading.Lock()
-        self._file = open(self.path, "wb")
+        self._file = open(self.path, "wb", buffering=0)
+        self._size = 0              # bytes of whole records in the file
         self._write(_event(file_version="brain.Event:2"))
 
     def _write(self, event):
+        """Append one record whole: a write failing part-way (disk full) is cut off again,
+        so the records before it, and those written after, stay readable."""
+        record = _record(event)
         with self._lock:
             if self._file is None:
                 raise ValueError(f"the summary writer for {self.logdir} is closed")
-            self._file.write(_record(event))
+            try:
+                view = memoryview(record)
+                while view:
+                    view = view[self._file.write(view):]
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    self._file.truncate(self._size)
+                    self._file.seek(self._size)
+                raise
+            self._size += len(record)
 
     def write_scalar(self, tag, value, step):
         self._write(_event(step, summary=_scalar_value(tag, value)))
@@ -246,9 +261,10 @@ class SummaryWriter:
             stack.pop()
 
     def flush(self):
+        """Make the records written so far durable (they reach the file as written)."""
         with self._lock:
             if self._file is not None:
-                self._file.flush()
+                os.fsync(self._file.fileno())
 
     def close(self):
         with self._lock:

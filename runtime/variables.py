@@ -6,6 +6,11 @@ dependencies keep accesses to one variable in program order. A variable created
 while tracing a function is created eagerly ("lifted"), so a function can build
 its variables on first call. Inside a TF1-style `rt.Graph` a variable starts
 uninitialized until its `initializer` (or `global_variables_initializer`) runs.
+
+Each variable has a lock, held by its `assign*` kernels (eagerly and in graphs), so an
+update from one thread is never lost to another's: `assign_add` from many threads keeps
+every increment. A read sees the value before or after an update, never a mix (an
+update makes a new array; it never writes into the one a reader holds).
 """
 import itertools
 import threading
@@ -51,19 +56,30 @@ def _read_infer(inputs, var):
 
 def _assign_kernel(value, var):
     new = _check_value(var, np.array(value, dtype=var.dtype.np, copy=True))
-    var._value = new
+    lock = var._lock            # so that an assign_add in another thread cannot undo it
+    lock.acquire()
+    try:
+        var._value = new
+    finally:
+        lock.release()
     return new
 
 
 def _update_kernel(update, verb, prep):
     """The kernel of assign_add / assign_sub: a delta may broadcast, the shape stays."""
     def kernel(delta, var):
-        old = _read_kernel(var)
-        new = update(old, delta.astype(var.dtype.np, copy=False))
-        if new.shape != old.shape:
-            raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} {prep} "
-                             f"variable '{var.name}' of shape {var._shape}")
-        var._value = new
+        delta = delta.astype(var.dtype.np, copy=False)
+        lock = var._lock        # read, update and write as one step (acquire and release
+        lock.acquire()          # cost half what a `with` statement does)
+        try:
+            old = _read_kernel(var)
+            new = update(old, delta)
+            if new.shape != old.shape:
+                raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} "
+                                 f"{prep} variable '{var.name}' of shape {var._shape}")
+            var._value = new
+        finally:
+            lock.release()
         return new
     return kernel
 
@@ -140,6 +156,7 @@ class Variable:
         if initial_value is None:
             raise ValueError("A Variable needs an initial_value")
         self.uid = next(_uids)
+        self._lock = threading.Lock()
         self._name = name or "Variable"
         self.trainable = bool(trainable)
         dtype = dtypes.as_dtype(dtype) if dtype is not None else None
@@ -202,6 +219,15 @@ class Variable:
         return self
 
     __hash__ = object.__hash__
+
+    def __getstate__(self):             # copies and pickles get a lock of their own
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     # -- reading -------------------------------------------------------------------
     def read_value(self):

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 
+from .files import write_file
 from .graph import Graph, _attr_str, _type_str
 
 __all__ = ["to_dot", "render", "GraphvizNotFound"]
@@ -114,16 +115,17 @@ def render(graph, path, fmt=None):
     text = to_dot(graph)
     fmt = fmt or os.path.splitext(path)[1].lstrip(".").lower() or "svg"
     if fmt in ("dot", "gv"):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_file(path, text)
         return path
     program = shutil.which("dot")
     if program is None:
         raise GraphvizNotFound(
             f"drawing {path} needs the Graphviz program 'dot', which is not on PATH; "
             f"install Graphviz, or write DOT text to a .dot file")
-    result = subprocess.run([program, f"-T{fmt}", "-o", path], input=text, text=True,
+    result = subprocess.run([program, f"-T{fmt}"], input=text.encode("utf-8"),
                             capture_output=True, timeout=120)
     if result.returncode != 0:
-        raise RuntimeError(f"dot failed to draw {path}: {result.stderr.strip()}")
+        raise RuntimeError(f"dot failed to draw {path}: "
+                           f"{result.stderr.decode('utf-8', 'replace').strip()}")
+    write_file(path, result.stdout)
     return path

@@ -11,7 +11,10 @@ built it; executors run the copy). The passes, one module each:
     parallel          independent heavy ops marked to run at once on a thread pool
     memory            buffer reuse (numpy `out=`) and frees after each value's last use
     rematerialization loops' gradients recompute cheap values instead of keeping them
-                      (off by default: `rt.config.set_rematerialization(True)`)
+                      (off by default: `rt.config.set_rematerialization(True)`; under a
+                      memory budget, the cheapest until the planned peak fits)
+    quantize          matmul(x, dequantize(q, s)) -> matmul(x, cast(q)) * s, for weights
+                      `rt.quantize.weights` quantized (equal up to float32 rounding)
 
 Pruning, simplification, folding and CSE repeat while they find work (pruning first,
 so CSE keeps an op that runs); fusion, parallel and memory come last.
@@ -21,25 +24,30 @@ bodies, called functions) and returns whether it changed anything.
 from .. import config
 from ..graph import clone_graph
 
-__all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "subgraph_feeds",
-           "drop_feeds", "rebuild_inputs", "known_op"]
+__all__ = ["optimize", "optimize_in_place", "planned_peak", "graphs_in", "each_graph",
+           "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
 
 _ROUNDS = 4
 
 
-def optimize(graph, passes=None):
-    """A copy of `graph` rewritten by `passes` (names; default: those config enables)."""
-    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes)
+def optimize(graph, passes=None, memory_budget=None):
+    """A copy of `graph` rewritten by `passes` (names; default: those config enables),
+    planned within `memory_budget` bytes (default: the function's, else config's)."""
+    budget = memory_budget or getattr(graph, "memory_budget", None)
+    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, budget)
 
 
-def optimize_in_place(graph, passes=None):
-    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it."""
+def optimize_in_place(graph, passes=None, memory_budget=None):
+    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it. Over a memory
+    budget (`memory_budget`, else config's), loops' gradients recompute values until the
+    planned peak fits (`rematerialization.fit`)."""
     from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
-                   rematerialization)
+                   quantize, rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
     simplify = [(name, module) for name, module in [
         ("rematerialization", rematerialization), ("pruning", pruning),
-        ("algebraic", algebraic), ("constant_folding", constant_folding), ("cse", cse)]
+        ("algebraic", algebraic), ("quantize", quantize), ("constant_folding", constant_folding),
+        ("cse", cse)]
         if name in enabled]
     for _ in range(_ROUNDS):
         changed = False
@@ -49,6 +57,9 @@ def optimize_in_place(graph, passes=None):
             break
     if "pruning" in enabled:
         pruning.run(graph)
+    budget = memory_budget or config.get_memory_budget()
+    if budget is not None and enabled:
+        rematerialization.fit(graph, budget, lambda g: planned_peak(g, enabled))
     if "fusion" in enabled:
         fusion.run(graph)
     if "parallel" in enabled:
@@ -56,6 +67,19 @@ def optimize_in_place(graph, passes=None):
     if "memory" in enabled:
         memory.run(graph)
     return graph
+
+
+def planned_peak(graph, passes):
+    """The peak memory the plan of `graph` will hold once the last passes among `passes`
+    (pruning, fusion, the memory plan) rewrote it (`memory.planned_peak`; None if unknown)."""
+    from . import fusion, memory, parallel, pruning
+    copy = clone_graph(graph, graph.outer_graph)
+    for name, module in (("pruning", pruning), ("fusion", fusion), ("parallel", parallel)):
+        if name in passes:
+            module.run(copy)
+    if "memory" in passes:
+        memory.plan(copy)
+    return memory.planned_peak(copy)
 
 
 def graphs_in(graph):

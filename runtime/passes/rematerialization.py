@@ -9,6 +9,11 @@ trades compute for memory, so it is off by default:
 `rt.config.set_optimizations(rt.config.DEFAULT_PASSES | {"rematerialization"})`.
 Loop variables are collected anew only when that replaces more collections than it adds.
 
+Under a memory budget (`rt.config.set_memory_budget(bytes)`, `rt.function(...,
+memory_budget=)`), `fit` recomputes instead only what the plan needs: the cheapest
+collections first, until the graph's planned peak (`memory.planned_peak`) is within the
+budget, warning when it cannot be.
+
     forward body (x):                             forward body (x):
       y = tanh(x);  z = sin(x)                      y = tanh(x);  z = sin(x)
       return (x + y * z, x, y, z)       ==>         return (x + y * z, x)       stacks=1
@@ -17,12 +22,15 @@ Loop variables are collected anew only when that replaces more collections than 
       y_i = stack_get(y, i)                         y_i = tanh(x_i)
       z_i = stack_get(z, i)                         z_i = sin(x_i)
 """
+import warnings
+
+from .. import traceback_utils
 from ..ops import registry
 from ..shapes import TensorShape
 from ..tensor import SymbolicTensor
-from . import each_graph, known_op, rebuild_inputs, subgraph_feeds
+from . import each_graph, graphs_in, known_op, pruning, rebuild_inputs, subgraph_feeds
 
-__all__ = ["run"]
+__all__ = ["run", "fit"]
 
 
 def run(graph):
@@ -41,30 +49,48 @@ MAX_OPS = 4                       # the most ops recomputed for one collected va
 
 
 def _loop(graph, loop):
+    found = _candidates(graph, loop)
+    if not found or len(_missing(loop, found)) >= len(found):
+        return False
+    _apply(graph, loop, found)
+    return True
+
+
+def _candidates(graph, loop):
+    """{k: (readers, sources)}: the collections k of `loop` that can be recomputed in the
+    backward loops reading them (see `_stack_readers`) from the loop variables `sources`."""
     n, body = loop.attrs["n_vars"], loop.attrs["body_graph"]
-    stacked = {t: k for k, t in enumerate(body.outputs[n:])}
     loop_vars = set(body.inputs)
     captured = {inner for _, inner in body.captures}
-    plans, needed = {}, set()
-    for t, k in stacked.items():
+    found = {}
+    for k, t in enumerate(body.outputs[n:]):
         if t in loop_vars:
             continue
         sources = _sources(t, loop_vars, captured)
         readers = _stack_readers(graph, loop, k) if sources is not None else None
         if readers:
-            plans[k] = readers
-            needed |= sources
-    missing = [x for x in needed if x not in stacked]
-    if not plans or len(missing) >= len(plans):
-        return False
-    for x in missing:
+            found[k] = (readers, sources)
+    return found
+
+
+def _missing(loop, chosen):
+    """The loop variables recomputing the collections `chosen` needs collected anew."""
+    n, body = loop.attrs["n_vars"], loop.attrs["body_graph"]
+    stacked = set(body.outputs[n:])
+    return {x for _, sources in chosen.values() for x in sources if x not in stacked}
+
+
+def _apply(graph, loop, chosen):
+    """Recompute the collections `chosen` ({k: (readers, sources)}) of `loop`."""
+    n, body = loop.attrs["n_vars"], loop.attrs["body_graph"]
+    stacked = {t: k for k, t in enumerate(body.outputs[n:])}
+    for x in _missing(loop, chosen):
         stacked[x] = _add_stack(loop, x)
-    for k, readers in plans.items():
+    for k, (readers, _) in chosen.items():
         for backward, gets in readers:
             for get in gets:
                 _recompute(loop, backward, get, body.outputs[n + k], stacked)
     graph._changed()
-    return True
 
 
 def _sources(t, loop_vars, captured):
@@ -213,3 +239,89 @@ def _capture(body, feeds, outer):
     body.captures.append((outer, inner))
     feeds[inner] = outer
     return inner
+
+
+# -- a memory budget: recompute only what the plan needs to fit -----------------------------------
+
+def fit(graph, budget, planned_peak):
+    """Recompute collected loop values of `graph` (and its sub-graphs), the cheapest first
+    (fewest elements computed per byte no longer kept), until `planned_peak(graph)` is
+    at most `budget` bytes or nothing more can be recomputed; then warn if it is over, or
+    unknown. Returns whether it changed the graph."""
+    changed = False
+    peak = planned_peak(graph)
+    while peak is None or peak > budget:
+        step = _cheapest(graph)
+        if step is None:
+            break
+        _apply(*step)
+        pruning.run(graph)             # drops the collections nothing reads now
+        changed = True
+        peak = planned_peak(graph)
+    if peak is None:
+        _warn(f"memory budget of {_mb(budget)}: the peak memory of '{graph.name}' is not "
+              f"known before it runs (a loop's trip count or a shape is not fixed by the "
+              f"graph); it recomputes every value it can")
+    elif peak > budget:
+        _warn(f"memory budget of {_mb(budget)}: '{graph.name}' plans to hold {_mb(peak)}, "
+              f"{_mb(peak - budget)} over, after recomputing every value it can")
+    return changed
+
+
+def _warn(message):
+    """A UserWarning at the user's line that runs the graph."""
+    frame = traceback_utils.user_frame()
+    if frame is None:
+        warnings.warn(message, stacklevel=3)
+    else:
+        warnings.warn_explicit(message, UserWarning, frame.filename, frame.lineno)
+
+
+def _mb(size):
+    return f"{size / 2**20:.1f} MB"
+
+
+def _cheapest(graph):
+    """(graph, loop, chosen) recomputing which saves bytes at the least cost: one collection
+    (or, when each alone would need a new collection as large, all of the loop's); None when
+    nothing left saves memory."""
+    best, best_score = None, None
+    for g in graphs_in(graph):
+        for loop in g.ops:
+            if loop.type != "while" or not known_op(loop) or not loop.attrs.get("stacks"):
+                continue
+            found = _candidates(g, loop)
+            options = [{k: found[k]} for k in found] + ([found] if len(found) > 1 else [])
+            for chosen in options:
+                score = _score(loop, chosen)
+                if score is not None and (best_score is None or score < best_score):
+                    best, best_score = (g, loop, chosen), score
+    return best
+
+
+def _score(loop, chosen):
+    """Elements computed per element no longer kept, per iteration; None if nothing is saved."""
+    n, body = loop.attrs["n_vars"], loop.attrs["body_graph"]
+    saved = sum(_elements(body.outputs[n + k]) for k in chosen)
+    saved -= sum(_elements(x) for x in _missing(loop, chosen))
+    if saved <= 0:
+        return None
+    loop_vars = set(body.inputs)
+    return sum(_cost(body.outputs[n + k], loop_vars) for k in chosen) / saved
+
+
+def _elements(t):
+    return t.shape.num_elements() if t.shape.is_fully_defined() else 1
+
+
+def _cost(t, loop_vars):
+    """Elements the ops recomputing `t` compute (see `_sources`)."""
+    total, stack, seen = 0, [t], set()
+    while stack:
+        x = stack.pop()
+        if x in seen or x in loop_vars or x.op.type in ("const", "capture"):
+            continue
+        seen.add(x)
+        total += _elements(x)
+        stack.extend(x.op.inputs)
+    return total

@@ -8,6 +8,8 @@ and attributes, and its shape rule runs on them and must agree with the dtypes
 and shapes the file declares. Sub-graphs of cond / while / call must fit the
 operation that owns them. Whatever is wrong raises a `LoadError` naming the file
 and the graph, operation or attribute at fault; nothing in the file is executed.
+Before any of that, the arrays must be those the description was saved with (their
+digest), and a source location is kept as data (`SavedFrame`): no file it names is opened.
 """
 import collections
 import inspect
@@ -26,11 +28,28 @@ from ..ops.random_ops import RngState
 from ..shapes import TensorShape
 from ..traceback_utils import Frame
 from ..variables import Variable
-from .arrays import MAX_BYTES
-from .encode import FORMAT, VERSION
+from .arrays import MAX_BYTES, digest
+from .encode import FORMAT, SOURCE_LINE_CHARS, VERSION
 from .errors import LoadError
 
-__all__ = ["Reader"]
+__all__ = ["Reader", "SavedFrame"]
+
+
+_ORIGIN_CHARS = max(4096, SOURCE_LINE_CHARS)     # a file name, function name or source line
+
+
+class SavedFrame(Frame):
+    """A source location read from a saved graph: its line is the text saved with it (a
+    loaded graph never opens the files it names; a version-1 save has no text)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, filename, lineno, name, text=""):
+        super().__init__(filename, lineno, name)
+        self.text = text
+
+    def line(self):
+        return self.text
 
 
 class Opaque:
@@ -140,6 +159,10 @@ class Reader:
         if version > VERSION:
             self.fail("header", f"written by a newer version of the format ({version}); "
                                 f"this runtime reads versions up to {VERSION}")
+        if version < 1:
+            self.fail("header", f"version {version} of the format does not exist")
+        if version >= 2:
+            self.check_digest(self.field(doc, "arrays_sha256", str, "header"))
         name = self.field(doc, "name", str, "header")
         self.op_modules = doc.get("op_modules") if isinstance(doc.get("op_modules"),
                                                                 dict) else {}
@@ -160,6 +183,12 @@ class Reader:
         concrete = ConcreteFunction(graph, outputs, signature, name)
         concrete.variables = list(self.variables)
         return concrete
+
+    def check_digest(self, recorded):
+        if digest(self.arrays) != recorded:
+            self.fail("header", "the arrays file is not the one saved with this graph "
+                                "description (their content hash differs): the two files come "
+                                "from different saves, or one of them was changed")
 
     def check_signature(self, signature, graph):
         if not (isinstance(signature, tuple) and len(signature) == 2
@@ -260,7 +289,8 @@ class Reader:
             self.fail(where, f"expected a tensor name 'op:index', got {ref!r}")
         op_name, _, index = ref.rpartition(":")
         op = self.op_named(op_name, g, where)
-        if not index.isdigit() or int(index) >= len(op.outputs):
+        if not (index.isascii() and index.isdigit() and len(index) < 10) \
+                or int(index) >= len(op.outputs):
             self.fail(where, f"operation '{op_name}' has {len(op.outputs)} outputs, so "
                              f"{ref!r} does not exist")
         return op.outputs[int(index)]
@@ -320,12 +350,17 @@ class Reader:
 
     def infer(self, opdef, inputs, attrs, where):
         try:
-            specs = opdef.infer(inputs, **attrs)
+            specs = [(TensorShape(shape), dtype) for shape, dtype in
+                     opdef.infer(inputs, **attrs)]
         except RecursionError:
             raise
         except Exception as e:  # noqa: BLE001 - any failure of the rule is the file's fault
-            self.fail(where, f"its inputs or attributes are invalid: {e}")
-        return [(TensorShape(shape), dtype) for shape, dtype in specs]
+            self.fail(where, f"its inputs or attributes are invalid: {e}"[:500])
+        for shape, dtype in specs:
+            if not isinstance(dtype, dtypes.DType):
+                self.fail(where, f"its inputs or attributes are invalid: they make an output "
+                                 f"of dtype {dtype!r}"[:300])
+        return specs
 
     def reconcile(self, specs, declared, where):
         """The inferred output specs, refined by the declared ones, which must agree."""
@@ -351,10 +386,12 @@ class Reader:
         origin = d.get("origin")
         if origin is None:
             return None
-        if not (isinstance(origin, list) and len(origin) == 3 and isinstance(origin[0], str)
-                and _is_int(origin[1]) and isinstance(origin[2], str)):
-            self.fail(where, f"'origin' must be [file, line, function], got {origin!r}"[:300])
-        return Frame(*origin)
+        texts = origin[:1] + origin[2:] if isinstance(origin, list) else None
+        if not (isinstance(origin, list) and len(origin) in (3, 4) and _is_int(origin[1])
+                and all(isinstance(t, str) and len(t) <= _ORIGIN_CHARS for t in texts)):
+            self.fail(where, f"'origin' must be [file, line, function, source line], got "
+                             f"{origin!r}"[:300])
+        return SavedFrame(*origin)
 
     # -- values ----------------------------------------------------------------------------
     def dtype(self, name, where):

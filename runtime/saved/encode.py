@@ -21,6 +21,11 @@ The function's signature and output structure use the same form plus
 (the i-th graph output) and {"opaque": "repr"} (a Python argument fixed by the
 trace that is not plain data; a loaded function ignores values given for it).
 Anything else (a py_function's Python function, a file to print to) is a SaveError.
+
+Each operation's "origin" is [file, line, function, source line]: the text of the line
+is saved with it (at most SOURCE_LINE_CHARS), so a loaded graph shows it in errors
+without opening the file. The header's "arrays_sha256" is the `arrays.digest` of the
+arrays file. Version 1 (still read) had neither.
 """
 import math
 
@@ -33,12 +38,14 @@ from ..graph import Graph
 from ..ops.logging_ops import FormattedTemplate, TemplateSlot
 from ..ops.random_ops import RngState
 from ..variables import Variable
+from .arrays import digest
 from .errors import SaveError
 
-__all__ = ["FORMAT", "VERSION", "Writer", "tensor_ref", "shape_json"]
+__all__ = ["FORMAT", "VERSION", "SOURCE_LINE_CHARS", "Writer", "tensor_ref", "shape_json"]
 
 FORMAT = "runtime-saved-graph"
-VERSION = 1
+VERSION = 2
+SOURCE_LINE_CHARS = 200
 
 
 def tensor_ref(t):
@@ -72,6 +79,7 @@ class Writer:
         }
         doc["variables"] = [self._variable_json(i, v) for i, v in enumerate(self.variables)]
         doc["op_modules"] = self.op_modules
+        doc["arrays_sha256"] = digest(self.arrays)
         return doc
 
     # -- graphs ------------------------------------------------------------------------
@@ -120,7 +128,8 @@ class Writer:
             "attrs": attrs,
             "outputs": [{"dtype": t.dtype.name, "shape": shape_json(t.shape)}
                         for t in op.outputs],
-            "origin": None if origin is None else [origin.filename, origin.lineno, origin.name],
+            "origin": None if origin is None else [origin.filename, origin.lineno, origin.name,
+                                                   origin.line()[:SOURCE_LINE_CHARS]],
         }
 
     # -- values ------------------------------------------------------------------------

@@ -59,13 +59,17 @@ def test_the_files_are_a_versioned_json_description_and_an_npz(tmp_path):
     round_trip(lambda x: x + np.ones(3, np.float32), tmp_path, rt.constant([1.0, 2.0, 3.0]))
     assert sorted(os.listdir(tmp_path / "saved")) == ["arrays.npz", "graph.json"]
     doc = json.loads((tmp_path / "saved" / "graph.json").read_text())
-    assert doc["format"] == "runtime-saved-graph" and doc["version"] == 1
+    assert doc["format"] == "runtime-saved-graph" and doc["version"] == 2
+    with np.load(tmp_path / "saved" / "arrays.npz", allow_pickle=False) as z:
+        assert doc["arrays_sha256"] == rt.saved.arrays.digest(dict(z))
     types = [op["type"] for op in doc["graph"]["ops"]]
     assert types == ["placeholder", "const", "add"]
     const = doc["graph"]["ops"][1]
     assert const["attrs"] == {"value": {"array": "a0"}}
     assert const["outputs"] == [{"dtype": "float32", "shape": [3]}]
     assert const["origin"][0].endswith("test_saved.py")
+    assert const["origin"][3] == ("round_trip(lambda x: x + np.ones(3, np.float32), tmp_path, "
+                                  "rt.constant([1.0, 2.0, 3.0]))")
     assert doc["signature"] == [[{"spec": {"shape": [3], "dtype": "float32", "name": None}}],
                                 {"dict": []}]
 
@@ -268,3 +272,38 @@ def test_a_printed_f_string_prints_run_time_values_in_the_loaded_graph(tmp_path,
         "x=4.00 width <rt.Tensor: shape=(), dtype=int32, numpy=8>    4\n")
     concrete(rt.constant(5))
     assert capsys.readouterr().out.startswith("x=5.00 width")
+
+
+def test_a_version_1_save_still_loads_without_its_source_lines(tmp_path):
+    """Version 1 had no arrays digest and origins of [file, line, function]."""
+    concrete, _ = round_trip(lambda x: rt.reshape(x, [2]) * 3.0, tmp_path,
+                             rt.TensorSpec([None], rt.float32))
+    path = tmp_path / "saved" / "graph.json"
+    doc = json.loads(path.read_text())
+    doc["version"] = 1
+    del doc["arrays_sha256"]
+    for op in doc["graph"]["ops"]:
+        op["origin"] = op["origin"][:3]
+    path.write_text(json.dumps(doc))
+    loaded = rt.saved.load(str(tmp_path / "saved"))
+    np.testing.assert_array_equal(loaded(np.float32([1, 2])).numpy(), [3.0, 6.0])
+    with pytest.raises(rt.errors.OpError) as error:
+        loaded(np.float32([1, 2, 3]))
+    assert "test_saved.py" in str(error.value) and "rt.reshape(x, [2])" not in str(error.value)
+
+
+def test_the_bytes_form_round_trips_and_holds_the_same_description(tmp_path):
+    concrete = rt.function(many_ops).get_concrete_function(
+        np.arange(6, dtype=np.float32).reshape(2, 3), rt.constant(4))
+    data = rt.saved.to_bytes(concrete)
+    assert data.startswith(rt.saved.BYTES_MAGIC)
+    loaded = rt.saved.from_bytes(data)
+    assert str(loaded.graph) == str(concrete.graph)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_same(concrete(x, rt.constant(4)), loaded(x, rt.constant(4)))
+    rt.saved.save(concrete, str(tmp_path / "s"))
+    assert (tmp_path / "s" / "graph.json").read_bytes() in data
+    with pytest.raises(LoadError, match="not a saved graph"):
+        rt.saved.from_bytes(b"PK\x03\x04 an npz alone")
+    with pytest.raises(TypeError, match="from_bytes expects bytes"):
+        rt.saved.from_bytes("text")

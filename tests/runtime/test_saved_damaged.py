@@ -46,9 +46,13 @@ def read_saved(path):
 
 
 def write(tmp_path, doc=None, arrays=None, graph_bytes=None, npz_bytes=None):
+    """A saved graph of `doc` and `arrays` (or of the files' bytes); the description records
+    the arrays' digest, as a hostile writer of both files would."""
     path = str(tmp_path / "damaged")
     os.makedirs(path)
     if graph_bytes is None:
+        if arrays is not None and all(a.dtype != object for a in arrays.values()):
+            doc = dict(doc, arrays_sha256=rt.saved.arrays.digest(arrays))
         graph_bytes = json.dumps(doc).encode()
     with open(os.path.join(path, "graph.json"), "wb") as f:
         f.write(graph_bytes)
@@ -166,7 +170,7 @@ JSON_CASES = [
     ("output slot past the outputs", edit_ops(lambda d: d.update(outputs={"output": 4})),
      "refers to output 4 of a graph with 1 outputs"),
     ("bad origin", edit_ops(lambda d: op(d, "minimum").update(origin="here")),
-     r"'origin' must be \[file, line, function\]"),
+     r"'origin' must be \[file, line, function, source line\]"),
     ("missing array reference", edit_ops(lambda d: d["variables"][0].update(value="zzz")),
      "the array 'zzz' is missing from the arrays file"),
     ("bad random state", edit_ops(lambda d: op(d, "x")["attrs"].update(
