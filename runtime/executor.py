@@ -149,7 +149,7 @@ def run_graph(graph, feed_values):
 
 def _function_runner(graph):
     """How `run_graph` runs `graph` under the current settings (kept until either changes)."""
-    run = _runner(optimized_graph(graph))
+    run = _runner(optimized_graph(graph), getattr(graph, "jit_compile", False))
     graph._plans[config._state["version"]] = run
     return run
 
@@ -167,11 +167,19 @@ def optimized_graph(graph):
     return target
 
 
-def _runner(graph):
-    if config.get_executor() == "fast":
-        from .codegen_executor import compile_graph
-        return compile_graph(graph).fn
-    return plan_for(graph).run
+def _runner(graph, jit_compile=False):
+    """The executor config names; "compiled" also for a jit_compile graph (unless the
+    plain one is asked for), the fast one instead when numba is missing."""
+    executor = config.get_executor()
+    if executor == "plain":
+        return plan_for(graph).run
+    from .codegen_executor import compile_graph
+    if executor == "compiled" or jit_compile:
+        from . import compiled
+        if compiled.available():
+            return compile_graph(graph, jit=True).fn
+        compiled.warn_unavailable()
+    return compile_graph(graph).fn
 
 
 def runner_for(graph, fetches, feeds, targets):
