@@ -5,7 +5,8 @@ hand-written numpy, and TensorFlow / JAX / PyTorch when installed) side by side 
 one process: the variants take turns, batch after batch, so a noisy neighbour slows
 all of them alike, and the median batch is reported. A script's `measure(quick)`
 returns a `Report`; run alone, it prints its table (`python benchmarks/NAME.py`);
-`run_all.py` prints them all.
+`run_all.py` prints them all. (A script measuring one workload two ways, time and
+memory, returns a list of reports.)
 """
 import contextlib
 import importlib
@@ -154,4 +155,9 @@ def table(reports):
 def main(measure):
     quick = "--quick" in sys.argv
     print(machine())
-    print(table([measure(quick)]))
+    print(table(as_reports(measure(quick))))
+
+
+def as_reports(result):
+    """A script's `measure` result as a list of reports."""
+    return list(result) if isinstance(result, (list, tuple)) else [result]

@@ -2,17 +2,19 @@
 
     python benchmarks/run_all.py [--quick] [NAME ...]
 
-NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory parallel_matmul
-call_overhead op_overhead import_time); all by default. Paste the output into README.md.
+NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory loop_gradient
+parallel_matmul call_overhead op_overhead trace_cost import_time quantized_mlp); all by
+default. Paste the output into README.md.
 """
 import datetime
 import importlib
 import sys
 
-from harness import machine, table
+from harness import as_reports, machine, table
 
-SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "parallel_matmul",
-           "call_overhead", "op_overhead", "import_time"]
+SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "loop_gradient",
+           "parallel_matmul", "call_overhead", "op_overhead", "trace_cost", "import_time",
+           "quantized_mlp"]
 
 
 def main(argv):
@@ -21,7 +23,7 @@ def main(argv):
     reports = []
     for name in names:
         print(f"running {name} ...", file=sys.stderr)
-        reports.append(importlib.import_module(name).measure(quick))
+        reports.extend(as_reports(importlib.import_module(name).measure(quick)))
     print(f"### {datetime.date.today()} — {machine()}\n")
     print(f"`python benchmarks/run_all.py{' --quick' if quick else ''}`\n")
     print(table(reports))

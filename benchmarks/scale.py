@@ -1,10 +1,12 @@
-"""Scaling: conversion of long generated functions and tracing of large graphs.
+"""Scaling: conversion of long generated functions, tracing and optimizing large graphs.
 
 Issue 7 asks that converting a 2,000-line function and tracing a 100,000-op graph
-complete, with time and memory growing about linearly. This script measures both at
-several sizes and fits `cost ~ size ** k` (least squares on logs); k near 1 is linear.
+complete, with time and memory growing about linearly; issue 15 that every graph pass
+be near-linear (a Python loop unrolled 5,000 times, 20,000 ops, optimized in <= 2 s).
+This script measures each at several sizes and fits `cost ~ size ** k` (least squares
+on logs); k near 1 is linear. For the passes, the time of each is fitted on its own.
 
-    python benchmarks/scale.py [--quick]
+    python benchmarks/scale.py [--quick] [convert] [trace] [optimize]
 """
 import gc
 import importlib.util
@@ -98,6 +100,63 @@ def trace_scaling(sizes):
     return rows
 
 
+def unrolled_chain(steps):
+    """`x * 1.0001 + 0.5`, `steps` times: four ops a step (two of them equal constants)."""
+    def chain(x):
+        for _ in range(steps):
+            x = x * 1.0001 + 0.5
+        return x
+    return chain
+
+
+def unrolled_mixed(steps):
+    """Steps of varied work: a matmul, an elementwise group, a reduction, a reshape pair
+    and constants, so every pass has something to do at every step."""
+    def mixed(x, w):
+        for k in range(steps):
+            h = rt.tanh(rt.matmul(x, w) * 1.0 + 0.1)
+            h = rt.reshape(rt.reshape(h, [-1]), [4, 4])
+            x = h - rt.reduce_mean(h) * (2.0 * 0.5) + float(k % 7)
+        return x
+    return mixed
+
+
+def optimize_scaling(make, sizes, specs):
+    """Per size: (ops, seconds optimizing, {pass: seconds, "(CPU time)": process seconds
+    of the whole, which a busy machine inflates less than the others)."""
+    from runtime import passes
+    rows = []
+    for steps in sizes:
+        graph = rt.function(make(steps)).get_concrete_function(*specs).graph
+        best = None
+        for _ in range(3):                  # the fastest of three: the machine is shared
+            timings = {}
+            gc.collect()
+            start, cpu = time.perf_counter(), time.process_time()
+            passes.optimize(graph, timings=timings)
+            seconds = time.perf_counter() - start
+            timings["(CPU time)"] = time.process_time() - cpu
+            if best is None or seconds < best[1]:
+                best = (len(graph.ops), seconds, timings)
+        rows.append(best)
+    return rows
+
+
+def report_passes(title, rows):
+    print(f"\n{title}")
+    names = list(rows[0][2])
+    print("| operations | optimize | " + " | ".join(names) + " |")
+    print("|---" * (len(names) + 2) + "|")
+    for size, seconds, timings in rows:
+        print(f"| {size} | {seconds * 1e3:.0f} ms | "
+              + " | ".join(f"{timings.get(n, 0) * 1e3:.0f}" for n in names) + " |")
+    sizes = [r[0] for r in rows]
+    fits = [f"optimize {fit_exponent(sizes, [r[1] for r in rows]):.2f}"]
+    fits += [f"{n} {fit_exponent(sizes, [max(r[2].get(n, 0), 1e-6) for r in rows]):.2f}"
+             for n in names]
+    print("fitted exponents (time): " + ", ".join(fits))
+
+
 def report(title, unit, rows):
     print(f"\n{title}")
     print(f"| {unit} | time | peak memory |")
@@ -114,8 +173,20 @@ def main(argv):
     sys.setrecursionlimit(10000)
     line_sizes = [250, 500, 1000] if quick else [250, 500, 1000, 2000]
     op_sizes = [12_500, 25_000, 50_000] if quick else [12_500, 25_000, 50_000, 100_000]
-    report("Converting a long function", "lines", conversion_scaling(line_sizes))
-    report("Tracing a large graph", "operations", trace_scaling(op_sizes))
+    only = [a for a in argv if not a.startswith("-")]
+    if not only or "convert" in only:
+        report("Converting a long function", "lines", conversion_scaling(line_sizes))
+    if not only or "trace" in only:
+        report("Tracing a large graph", "operations", trace_scaling(op_sizes))
+    if not only or "optimize" in only:
+        steps = [625, 1250, 2500] if quick else [625, 1250, 2500, 5000]
+        scalar = rt.TensorSpec([], rt.float32)
+        report_passes("Optimizing an unrolled chain (4 ops a step)",
+                      optimize_scaling(unrolled_chain, steps, [scalar]))
+        matrix = rt.TensorSpec([4, 4], rt.float32)
+        report_passes("Optimizing unrolled mixed steps (about 16 ops a step)",
+                      optimize_scaling(unrolled_mixed, [s // 4 for s in steps],
+                                       [matrix, matrix]))
 
 
 if __name__ == "__main__":

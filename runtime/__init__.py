@@ -59,11 +59,12 @@ random = _types.SimpleNamespace(
 
 __version__ = "0.1.0.dev0"
 
-_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary")
+_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize")
 
 
 def __getattr__(name):
-    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`: imported on first use (fast `import`)."""
+    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`, `rt.quantize`: imported on first use
+    (fast `import`)."""
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")

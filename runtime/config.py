@@ -5,6 +5,7 @@
     rt.config.set_inter_op_threads(1)      # no inter-op parallelism
     rt.config.set_rematerialization(True)  # loops' gradients: recompute, keep less
     rt.config.set_loop_iteration_limit(10**6)   # a runaway tensor loop fails instead
+    rt.config.set_memory_budget(2**30)     # graphs recompute values to plan within 1 GiB
 
 "fast" (the default) compiles each graph once into straight-line Python source
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
@@ -16,17 +17,24 @@ The loop iteration limit (None by default) applies to every tensor loop: graph
 `while` whose condition is an eager tensor. A loop about to run its body once
 more than the limit raises `rt.errors.LoopIterationLimitError` naming the loop's
 line. It is read when a loop starts, so changing it needs no retracing.
+
+The memory budget (None by default) bounds the planned peak memory of each graph the
+passes optimize (`passes.memory.planned_peak`): over it, the rematerialization pass
+recomputes loops' collected values, the cheapest first, until the plan fits, and warns
+by how much it is over when it cannot. `rt.function(..., memory_budget=)` sets one for
+the graphs of one function.
 """
 import contextlib
 import os
 
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
            "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads",
-           "set_loop_iteration_limit", "get_loop_iteration_limit", "options"]
+           "set_loop_iteration_limit", "get_loop_iteration_limit", "set_memory_budget",
+           "get_memory_budget", "options"]
 
 EXECUTORS = ("fast", "plain")
 PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory",
-              "rematerialization")
+              "rematerialization", "quantize")
 DEFAULT_PASSES = frozenset(PASS_NAMES) - {"rematerialization"}    # it trades time for memory
 
 _state = {
@@ -34,13 +42,14 @@ _state = {
     "passes": DEFAULT_PASSES,
     "threads": None,            # None: os.cpu_count()
     "loop_limit": None,         # None: tensor loops may run forever
+    "memory_budget": None,      # None: graphs keep what their gradients need
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
 _versions = {}
 
 
 def _changed():
-    key = (_state["executor"], _state["passes"], _state["threads"])
+    key = (_state["executor"], _state["passes"], _state["threads"], _state["memory_budget"])
     _state["version"] = _versions.setdefault(key, len(_versions))
 
 
@@ -113,13 +122,33 @@ def get_loop_iteration_limit():
     return _state["loop_limit"]
 
 
+def check_memory_budget(nbytes):
+    """`nbytes` if it is a memory budget (None, or an int of bytes > 0), else ValueError."""
+    if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, int)
+                               or nbytes <= 0):
+        raise ValueError(f"A memory budget is None or a number of bytes > 0, got {nbytes!r}")
+    return nbytes
+
+
+def set_memory_budget(nbytes):
+    """Plan every graph to hold at most `nbytes` bytes at once, recomputing loops' collected
+    values as needed (None: no budget). See the module docstring."""
+    _state["memory_budget"] = check_memory_budget(nbytes)
+    _changed()
+
+
+def get_memory_budget():
+    """The memory budget in bytes, or None."""
+    return _state["memory_budget"]
+
+
 @contextlib.contextmanager
 def options(executor=None, optimizations=None, inter_op_threads=False,
-            loop_iteration_limit=False):
+            loop_iteration_limit=False, memory_budget=False):
     """Temporarily change settings: `with rt.config.options(executor="plain"): ...`.
 
-    `inter_op_threads` and `loop_iteration_limit` take None as a setting; leave them
-    out (False) to keep the current one.
+    `inter_op_threads`, `loop_iteration_limit` and `memory_budget` take None as a
+    setting; leave them out (False) to keep the current one.
     """
     saved = dict(_state)
     try:
@@ -131,6 +160,8 @@ def options(executor=None, optimizations=None, inter_op_threads=False,
             set_inter_op_threads(inter_op_threads)
         if loop_iteration_limit is not False:
             set_loop_iteration_limit(loop_iteration_limit)
+        if memory_budget is not False:
+            set_memory_budget(memory_budget)
         yield
     finally:
         _state.update(saved)

@@ -7,6 +7,7 @@ fed by extra inputs of the `cond` / `while` operation. Outputs are checked:
 same structure, same dtypes, and for loops, shapes within their invariants.
 """
 import contextlib
+import math
 
 import numpy as np
 
@@ -327,7 +328,7 @@ def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
         limit = maximum_iterations
     cond_caps = [rest[i] for i in cond_map]
     body_caps = [rest[i] for i in body_map]
-    stacked = [[] for _ in range(stacks or 0)]
+    stacked = _collections(body_graph, stacks or 0)
     guard = config.get_loop_iteration_limit()
     i = 0
     while limit is None or i < limit:
@@ -342,8 +343,9 @@ def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
         i += 1
     if stacks is None:
         return values
+    _remember_sizes(body_graph, stacked)
     return values + [np.asarray(i, np.int32)] + [
-        part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in _pack(stack, t)]
+        part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in stack.pack(t)]
 
 
 def _while_infer(inputs, n_vars, cond_graph, body_graph, stacks=None, **_):
@@ -700,20 +702,63 @@ def _stack_specs(t):
             (TensorShape([None, None if rank is None else rank + 1]), dtypes.int64)]
 
 
-def _pack(arrays, t):
-    """(values, index) of a list of arrays: raveled and joined, and rows [offset, *shape]."""
-    if not arrays:
+class _Collection:
+    """A loop's values of one body tensor, packed as they come: each iteration's array is
+    raveled into one buffer, so the collection is held once, not as a list of arrays and
+    then their concatenation. The buffer starts at the size the loop's last run needed
+    (`hint`) and grows by a quarter when that is too little (numpy's realloc may copy it);
+    `pack(t)` trims it and gives (values, index rows [offset, *shape])."""
+
+    __slots__ = ("buffer", "size", "rows", "arrays", "hint")
+
+    def __init__(self, hint=0):
+        self.buffer, self.size, self.rows, self.hint = None, 0, [], hint
+        self.arrays = None            # values of other kinds (strings): joined at the end
+
+    def append(self, value):
+        value = np.asarray(value)
+        self.rows.append((self.size,) + value.shape)
+        if self.arrays is None and value.dtype.kind in "biufc" and (
+                self.buffer is None or value.dtype == self.buffer.dtype):
+            end = self.size + value.size
+            if self.buffer is None:
+                self.buffer = np.empty(max(end, self.hint, 1), value.dtype)
+            elif end > self.buffer.size:
+                self.buffer.resize(end + max(self.buffer.size >> 2, value.size),
+                                   refcheck=False)
+            self.buffer[self.size:end] = value.ravel()
+            self.size = end
+            return
+        if self.arrays is None:
+            self.arrays = [] if self.buffer is None else [self.buffer[:self.size]]
+        self.arrays.append(value.ravel())
+        self.size += value.size
+
+    def pack(self, t):
         rank = t.shape.rank or 0
-        return np.zeros(0, t.dtype.np), np.zeros((0, rank + 1), np.int64)
-    offsets = np.cumsum([0] + [a.size for a in arrays[:-1]])
-    index = np.array([[o, *a.shape] for o, a in zip(offsets, arrays)], np.int64)
-    return np.concatenate([a.ravel() for a in arrays]), index.reshape(len(arrays), -1)
+        if not self.rows:
+            return np.zeros(0, t.dtype.np), np.zeros((0, rank + 1), np.int64)
+        index = np.array(self.rows, np.int64).reshape(len(self.rows), -1)
+        if self.arrays is not None:
+            return np.concatenate(self.arrays), index
+        self.buffer.resize(self.size, refcheck=False)
+        return self.buffer, index
+
+
+def _collections(body_graph, count):
+    """Empty collections for a run of the loop with body `body_graph`, sized as the last
+    run's were (kept with the graph's compiled forms, dropped when it changes)."""
+    hints = body_graph._plans.get("collection sizes") or ()
+    return [_Collection(hints[k] if k < len(hints) else 0) for k in range(count)]
+
+
+def _remember_sizes(body_graph, collections):
+    body_graph._plans["collection sizes"] = [c.size for c in collections]
 
 
 def _stack_get_kernel(values, index, i, shape):
-    row = index[int(i)]
-    size = int(np.prod(row[1:]))
-    return values[row[0]:row[0] + size].reshape(tuple(row[1:]))
+    start, *dims = index[int(i)].tolist()
+    return values[start:start + math.prod(dims)].reshape(dims)
 
 
 def _stack_get_infer(inputs, shape):

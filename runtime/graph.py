@@ -19,13 +19,15 @@ from .tensor import EagerTensor, SymbolicTensor
 __all__ = ["Graph", "Operation"]
 
 _graph_ids = itertools.count()
+_NO_GRAPHS = ()                   # the sub-graphs of most operations
 
 
 class Operation:
     """One node of a graph: an op type applied to input tensors with attributes."""
 
     __slots__ = ("graph", "type", "name", "inputs", "attrs", "outputs", "control_inputs",
-                 "origin", "opdef", "notes", "original", "_effects", "__weakref__")
+                 "origin", "opdef", "notes", "original", "_effects", "_subgraphs",
+                 "__weakref__")
 
     def __init__(self, graph, opdef, name, inputs, attrs, control_inputs, origin):
         self.graph = graph
@@ -40,11 +42,16 @@ class Operation:
         self.notes = None             # annotations of passes (memory plan), shown in text
         self.original = None          # in a copy made for passes: the traced op it copies
         self._effects = None
+        self._subgraphs = None        # (the attrs dict they were found in, [graphs])
 
     # -- effects on state, used by automatic control dependencies and pruning --
     def subgraphs(self):
         """The graphs this operation owns or calls (cond branches, loop bodies, functions)."""
-        return [g for g in self.attrs.values() if isinstance(g, Graph)]
+        attrs, found = self.attrs, self._subgraphs
+        if found is None or found[0] is not attrs:      # attrs are replaced, not edited
+            graphs = [g for g in attrs.values() if isinstance(g, Graph)]
+            found = self._subgraphs = (attrs, graphs) if graphs else (attrs, _NO_GRAPHS)
+        return found[1]
 
     def effects(self):
         """(resources read, resources written, stateful?) including sub-graphs."""
@@ -150,17 +157,45 @@ class Graph:
                               control)
 
     # -- editing (graph passes) -------------------------------------------------------
-    def insert_op(self, position, opdef, inputs, attrs, output_specs, name, origin,
-                  control_inputs=()):
-        """Add an operation at `position` of `ops` (which must stay a topological order)."""
+    # A pass rewrites a graph in one sweep over `ops` (a topological order): it renames
+    # the inputs of each op as it reaches it (`passes.rename_inputs`), makes new ops with
+    # `make_op`, sets the new `ops` list once, then `finish_renaming` renames the graph's
+    # outputs. Each edit below (insert_op, remove_ops, replace_uses) scans the whole
+    # graph: fine once per pass, quadratic once per op.
+    def make_op(self, opdef, inputs, attrs, output_specs, name, origin, control_inputs=()):
+        """A new operation of this graph (named uniquely), not yet placed in `ops`."""
         op = Operation(self, opdef, self.unique_name(name or opdef.name), inputs, attrs,
                        list(control_inputs), origin)
         op.outputs = tuple(SymbolicTensor(op, i, shape, dtype)
                            for i, (shape, dtype) in enumerate(output_specs))
-        self.ops.insert(position, op)
         self._ops_by_name[op.name] = op
+        return op
+
+    def insert_op(self, position, opdef, inputs, attrs, output_specs, name, origin,
+                  control_inputs=()):
+        """Add an operation at `position` of `ops` (which must stay a topological order)."""
+        op = self.make_op(opdef, inputs, attrs, output_specs, name, origin, control_inputs)
+        self.ops.insert(position, op)
         self._changed()
         return op
+
+    def forget_name(self, op):
+        """Free the name of `op` (a pass dropping it) for the op taking its place."""
+        if self._ops_by_name.get(op.name) is op:
+            del self._ops_by_name[op.name]
+
+    def finish_renaming(self, renamed, removed=()):
+        """After a sweep that renamed its ops' inputs: rename the graph's outputs by
+        `renamed` ({old tensor: new tensor}) and drop the `removed` ops from control
+        inputs."""
+        if renamed:
+            get = renamed.get
+            self.outputs = [get(t, t) for t in self.outputs]
+        if removed:
+            for op in self.ops:
+                if op.control_inputs and any(c in removed for c in op.control_inputs):
+                    op.control_inputs = [c for c in op.control_inputs if c not in removed]
+        self._changed()
 
     def remove_ops(self, ops):
         """Drop operations (nothing left may use their outputs)."""
@@ -169,12 +204,8 @@ class Graph:
             return
         self.ops = [op for op in self.ops if op not in ops]
         for op in ops:
-            if self._ops_by_name.get(op.name) is op:
-                del self._ops_by_name[op.name]
-        for op in self.ops:
-            if any(c in ops for c in op.control_inputs):
-                op.control_inputs = [c for c in op.control_inputs if c not in ops]
-        self._changed()
+            self.forget_name(op)
+        self.finish_renaming({}, ops)
 
     def replace_uses(self, replacements):
         """Rewire every use (op inputs, outputs) of tensors: `{old tensor: new tensor}`."""
@@ -203,6 +234,11 @@ class Graph:
     def needed_ops(self, fetches, feeds=(), targets=()):
         """The operations computing `fetches` (and running `targets`) when `feeds` are
         given, in graph order."""
+        needed = self.needed_set(fetches, feeds, targets)
+        return [op for op in self.ops if op in needed]
+
+    def needed_set(self, fetches, feeds=(), targets=()):
+        """The set of `needed_ops`."""
         fed = {id(t) for t in feeds}
         needed = set()
         stack = [t.op for t in fetches if id(t) not in fed] + list(targets)
@@ -212,15 +248,16 @@ class Graph:
                 continue
             needed.add(op)
             for t in op.inputs:
-                if id(t) not in fed and t.op not in needed:
+                if t.op not in needed and (not fed or id(t) not in fed):
                     stack.append(t.op)
             # A control input whose every output is fed has nothing left to run.
-            stack.extend(c for c in op.control_inputs if c not in needed and not (
-                c.outputs and all(id(t) in fed for t in c.outputs)))
-        foreign = [op for op in needed if op.graph is not self]
-        if foreign:
-            raise ValueError(f"{foreign[0].describe()} is not in graph '{self.name}'")
-        return [op for op in self.ops if op in needed]
+            if op.control_inputs:
+                stack.extend(c for c in op.control_inputs if c not in needed and not (
+                    c.outputs and fed and all(id(t) in fed for t in c.outputs)))
+        for op in needed:
+            if op.graph is not self:
+                raise ValueError(f"{op.describe()} is not in graph '{self.name}'")
+        return needed
 
     def capture(self, tensor):
         """The tensor to use in this graph for `tensor` (maybe from another graph)."""

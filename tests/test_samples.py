@@ -29,10 +29,22 @@ def test_sample_prints_its_result(name, expected, capsys):
 
 
 @pytest.mark.parametrize("name", ["collatz.py", "fizzbuzz.py", "dynamic_rnn.py",
-                                  "beam_search.py", "nested_functions.py"])
+                                  "beam_search.py", "nested_functions.py", "quantize_mlp.py"])
 def test_sample_dump_shows_generated_code(name, capsys):
     out = run_sample(name, "--dump", capsys=capsys)
     assert "def ag__" in out and "ag__." in out
+
+
+def test_quantize_mlp_prints_size_accuracy_and_difference_per_precision(capsys):
+    lines = run_sample("quantize_mlp.py", capsys=capsys).splitlines()
+    assert lines[0].split() == ["weights", "saved", "size", "accuracy", "largest", "difference"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert list(rows) == ["float32", "float16", "int8"]
+    size = {name: int(row[1]) for name, row in rows.items()}
+    assert size["float32"] > 3.5 * size["int8"] and size["float32"] > 1.9 * size["float16"]
+    assert all(float(row[3]) > 0.9 for row in rows.values())
+    difference = {name: float(row[4]) for name, row in rows.items()}
+    assert difference["float32"] == 0 < difference["float16"] < difference["int8"] < 0.1
 
 
 def test_fizzbuzz_prints_in_the_graph_each_call(capsys):

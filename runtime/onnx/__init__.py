@@ -6,8 +6,11 @@
 Each op maps to standard ONNX operators (opset 17, see `ops.CONVERTERS`); `cond`
 becomes `If`, `while` becomes `Loop` (its condition is computed before the loop and
 at the end of each body), and a nested function call is inlined. Sub-graphs read
-captured tensors from the enclosing scope by name. Variables are exported as
-constants holding their current values (an inference snapshot). Ops with no ONNX
+captured tensors from the enclosing scope by name. The graph's constants are the
+model's initializers, and so are variables, holding their current values (an inference
+snapshot). Quantized weights (`rt.quantize.weights`) are written in QDQ form: int8
+initializers, `DequantizeLinear` (per-channel `axis`), then the `MatMul`; float16 ones as
+float16 initializers and a `Cast`. Ops with no ONNX
 equivalent (print, assert, random, assign, py_function) raise `ExportError` listing
 every one of them with its source line. Model inputs and outputs are named after the
 graph's inputs and outputs.
@@ -52,6 +55,7 @@ class Emitter:
 
     def __init__(self):
         self.nodes = []
+        self.initializers = []
         self.used = set()
 
     def fresh(self, base):
@@ -74,6 +78,12 @@ class Emitter:
         self.nodes.append(helper.make_node(
             "Constant", [], [out], name=self.fresh(f"{name}/Constant"),
             value=numpy_helper.from_array(np.asarray(value), name=out)))
+        return out
+
+    def initializer(self, value, name="const"):
+        """A model initializer holding `value` (sub-graphs read it from the outer scope)."""
+        out = self.fresh(name)
+        self.initializers.append(numpy_helper.from_array(np.asarray(value), name=out))
         return out
 
     def ints(self, values, name="ints"):
@@ -153,7 +163,8 @@ def to_model(concrete, opset=OPSET):
     for i, (t, name) in enumerate(zip(graph.visible_outputs, outs)):
         final = em.node("Identity", [name], name=f"output_{i}")
         outputs.append(_value_info(final, t))
-    onnx_graph = helper.make_graph(em.nodes, graph.name, inputs, outputs)
+    onnx_graph = helper.make_graph(em.nodes, graph.name, inputs, outputs,
+                                   initializer=em.initializers)
     model = helper.make_model(onnx_graph, producer_name="autograph-runtime",
                               opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = min(model.ir_version, 8)

@@ -324,11 +324,20 @@ def _matmul_unsupported(op):
 # -- state and sub-graphs ----------------------------------------------------------------------
 
 def _const(em, op, ins):
-    return em.const(op.attrs["value"], op.name)
+    return em.initializer(op.attrs["value"], op.name)
 
 
 def _read_variable(em, op, ins):
-    return em.const(np.asarray(op.attrs["var"].numpy()), op.name)   # a snapshot
+    return em.initializer(np.asarray(op.attrs["var"].numpy()), op.name)   # a snapshot
+
+
+def _dequantize(em, op, ins):
+    """DequantizeLinear (opset 13: per-axis scales) with a zero point of 0."""
+    q, scale = op.inputs
+    zero = em.initializer(np.zeros(scale.shape.as_list(), q.dtype.np), f"{op.name}_zero_point")
+    axis = op.attrs.get("axis")
+    attrs = {} if axis is None else {"axis": axis}
+    return em.node("DequantizeLinear", ins + [zero], name=op.name, **attrs)
 
 
 def _call(em, op, ins):
@@ -390,7 +399,8 @@ def _while(em, op, ins):
 
 
 CONVERTERS = {
-    "const": _const, "read_variable": _read_variable, "call": _call, "cond": _cond,
+    "const": _const, "read_variable": _read_variable, "dequantize": _dequantize,
+    "call": _call, "cond": _cond,
     "while": _while, "no_op": lambda em, op, ins: [],
     "identity": _plain("Identity"), "stop_gradient": _plain("Identity"), "cast": _cast,
     "add": _same("Add"), "subtract": _same("Sub"), "multiply": _same("Mul"),
@@ -428,5 +438,14 @@ def _while_unsupported(op):
     return None
 
 
+def _dequantize_unsupported(op):
+    q, scale = op.inputs
+    if q.dtype.np not in (np.int8, np.uint8) or scale.dtype.np != np.float32:
+        return "values other than int8 or uint8, or a scale other than float32"
+    if not scale.shape.is_fully_defined():
+        return "a scale of unknown shape"
+    return None
+
+
 UNSUPPORTED_CASES = {"getitem": _getitem_unsupported, "matmul": _matmul_unsupported,
-                     "while": _while_unsupported}
+                     "while": _while_unsupported, "dequantize": _dequantize_unsupported}

@@ -5,3 +5,4 @@ from . import array_ops  # noqa: F401
 from . import nn_ops  # noqa: F401
 from . import random_ops  # noqa: F401
 from . import logging_ops  # noqa: F401
+from . import quantize_ops  # noqa: F401

@@ -378,7 +378,21 @@ def _subtract_grad(op, grad):
 
 def _multiply_grad(op, grad):
     x, y = op.inputs
-    return [unbroadcast(grad * y, x), unbroadcast(grad * x, y)]
+    return [_product_sum(grad, y, x), _product_sum(grad, x, y)]
+
+
+def _product_sum(grad, other, x):
+    """`unbroadcast(grad * other, x)`: for a scalar x scaling a whole float array (the
+    weight of `x * w`), one dot product, with no temporary array."""
+    gshape, oshape, xshape = grad.shape, other.shape, x.shape
+    if (gshape.is_fully_defined() and xshape.is_fully_defined() and gshape == oshape
+            and xshape.num_elements() == 1 and gshape.num_elements() > 1
+            and grad.dtype == other.dtype and grad.dtype.is_floating):
+        n = gshape.num_elements()
+        row = array_ops.reshape(grad, [1, n])
+        column = array_ops.reshape(other, [n, 1])
+        return array_ops.reshape(matmul(row, column), xshape.as_list())
+    return unbroadcast(grad * other, x)
 
 
 def _divide_grad(op, grad):

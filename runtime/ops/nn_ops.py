@@ -77,7 +77,8 @@ def _xent_grad(op, grad):
     labels, logits = op.inputs
     axis = op.attrs["axis"]
     grad = array_ops.expand_dims(grad, axis)
-    return [-grad * log_softmax(logits, axis), grad * (softmax(logits, axis) - labels)]
+    log_probs = log_softmax(logits, axis)          # once: the softmax is its exp
+    return [-grad * log_probs, grad * (exp(log_probs) - labels)]
 
 
 _XENT = registry.register("softmax_cross_entropy_with_logits", _xent_kernel, _drop_axis_infer,

@@ -11,51 +11,126 @@ built it; executors run the copy). The passes, one module each:
     parallel          independent heavy ops marked to run at once on a thread pool
     memory            buffer reuse (numpy `out=`) and frees after each value's last use
     rematerialization loops' gradients recompute cheap values instead of keeping them
-                      (off by default: `rt.config.set_rematerialization(True)`)
+                      (off by default: `rt.config.set_rematerialization(True)`; under a
+                      memory budget, the cheapest until the planned peak fits)
+    quantize          matmul(x, dequantize(q, s)) -> matmul(x, cast(q)) * s, for weights
+                      `rt.quantize.weights` quantized (equal up to float32 rounding)
 
-Pruning, simplification, folding and CSE repeat while they find work (pruning first,
-so CSE keeps an op that runs); fusion, parallel and memory come last.
+Pruning, simplification, folding and CSE repeat while folding finds work (pruning first,
+so CSE keeps an op that runs; see _ENABLING); fusion, parallel and memory come last. Each pass
+is one sweep (or a few) over the ops in order: time linear in the graph's size.
 Every pass rewrites the graph and every sub-graph it owns (cond branches, loop
 bodies, called functions) and returns whether it changed anything.
 """
+import contextlib
+import functools
+import gc
+import time
+
 from .. import config
 from ..graph import clone_graph
 
-__all__ = ["optimize", "optimize_in_place", "graphs_in", "each_graph", "subgraph_feeds",
-           "drop_feeds", "rebuild_inputs", "known_op"]
+__all__ = ["optimize", "optimize_in_place", "planned_peak", "graphs_in", "each_graph",
+           "rename_inputs", "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
 
 _ROUNDS = 4
+# The passes whose rewrites may give the others (or themselves) work in the next round: a
+# folded constant can be `x * 1` for algebraic, or feed a sub-graph; rematerialization
+# and quantize add ops. Pruning only drops what nothing reads, CSE only merges (once for all: it
+# hash-conses in graph order), algebraic renames values to existing ones (in one sweep,
+# before folding and CSE run in the same round): none of them makes work for a next round.
+_ENABLING = frozenset({"constant_folding", "rematerialization", "quantize"})
 
 
-def optimize(graph, passes=None):
-    """A copy of `graph` rewritten by `passes` (names; default: those config enables)."""
-    return optimize_in_place(clone_graph(graph, graph.outer_graph), passes)
+def optimize(graph, passes=None, memory_budget=None, timings=None):
+    """A copy of `graph` rewritten by `passes` (names; default: those config enables),
+    planned within `memory_budget` bytes (default: the function's, else config's)."""
+    budget = memory_budget or getattr(graph, "memory_budget", None)
+    with _no_collections():
+        return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, budget,
+                                 timings)
 
 
-def optimize_in_place(graph, passes=None):
-    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it."""
+def optimize_in_place(graph, passes=None, memory_budget=None, timings=None):
+    """Rewrite `graph` (a copy nobody else runs) by the passes; returns it. Over a memory
+    budget (`memory_budget`, else config's), loops' gradients recompute values until the
+    planned peak fits (`rematerialization.fit`). `timings`, a dict, gains the seconds each
+    pass took (benchmarks/scale.py fits how they grow)."""
+    with _no_collections():
+        return _optimize(graph, passes, memory_budget, timings)
+
+
+@contextlib.contextmanager
+def _no_collections():
+    """No cyclic garbage collection while copying and optimizing: the passes make and drop
+    many small objects, and a collection in the middle walks every object of the program
+    (on a 20,000-op graph, most of the time) to free little; the next one frees the
+    dropped ops."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _optimize(graph, passes, memory_budget, timings):
     from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
-                   rematerialization)
+                   quantize, rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
+    run = _run if timings is None else functools.partial(_timed, timings)
     simplify = [(name, module) for name, module in [
         ("rematerialization", rematerialization), ("pruning", pruning),
-        ("algebraic", algebraic), ("constant_folding", constant_folding), ("cse", cse)]
+        ("algebraic", algebraic), ("quantize", quantize), ("constant_folding", constant_folding),
+        ("cse", cse)]
         if name in enabled]
+    pruned = False                  # and nothing changed since (pruning twice finds nothing)
     for _ in range(_ROUNDS):
-        changed = False
-        for _, module in simplify:
-            changed = module.run(graph) or changed
-        if not changed:
+        again = False
+        for name, module in simplify:
+            found = run(name, module, graph)
+            if name == "pruning":
+                pruned = True
+            elif found:
+                pruned = pruned and name == "cse"      # a merged op's inputs stay read
+                again = again or name in _ENABLING
+        if not again:
             break
-    if "pruning" in enabled:
-        pruning.run(graph)
-    if "fusion" in enabled:
-        fusion.run(graph)
-    if "parallel" in enabled:
-        parallel.run(graph)
-    if "memory" in enabled:
-        memory.run(graph)
+    if "pruning" in enabled and not pruned:
+        run("pruning", pruning, graph)
+    budget = memory_budget or config.get_memory_budget()
+    if budget is not None and enabled:
+        rematerialization.fit(graph, budget, lambda g: planned_peak(g, enabled))
+    for name, module in [("fusion", fusion), ("parallel", parallel), ("memory", memory)]:
+        if name in enabled:
+            run(name, module, graph)
     return graph
+
+
+def _run(name, module, graph):
+    return module.run(graph)
+
+
+def _timed(timings, name, module, graph):
+    start = time.perf_counter()
+    try:
+        return module.run(graph)
+    finally:
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - start
+
+
+def planned_peak(graph, passes):
+    """The peak memory the plan of `graph` will hold once the last passes among `passes`
+    (pruning, fusion, the memory plan) rewrote it (`memory.planned_peak`; None if unknown)."""
+    from . import fusion, memory, parallel, pruning
+    copy = clone_graph(graph, graph.outer_graph)
+    for name, module in (("pruning", pruning), ("fusion", fusion), ("parallel", parallel)):
+        if name in passes:
+            module.run(copy)
+    if "memory" in passes:
+        memory.plan(copy)
+    return memory.planned_peak(copy)
 
 
 def graphs_in(graph):
@@ -72,6 +147,16 @@ def each_graph(graph, rewrite):
     for g in list(graphs_in(graph)):
         changed = rewrite(g) or changed
     return changed
+
+
+def rename_inputs(op, renamed):
+    """In a sweep over a graph's ops in order: read `renamed[t]` ({old: new}, the values
+    earlier ops of the sweep replaced) wherever `op` reads `t`."""
+    if renamed:
+        for t in op.inputs:
+            if t in renamed:
+                op.inputs = [renamed.get(x, x) for x in op.inputs]
+                return
 
 
 # -- which op input feeds which sub-graph placeholder ------------------------------------

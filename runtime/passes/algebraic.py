@@ -18,7 +18,7 @@ reshape becomes one reshape, and a reshape to the shape `x` already has, none.
 """
 import numpy as np
 
-from . import each_graph
+from . import each_graph, rename_inputs
 
 __all__ = ["run"]
 
@@ -28,8 +28,12 @@ def run(graph):
 
 
 def _simplify_graph(graph):
+    """One sweep in graph order; an op whose value is an existing tensor is read as that
+    tensor by the ops after it (pruning drops the op)."""
     changed = False
-    for op in list(graph.ops):
+    renamed = {}
+    for op in graph.ops:
+        rename_inputs(op, renamed)
         rule = _RULES.get(op.type)
         if rule is None or op.control_inputs:
             continue
@@ -37,8 +41,10 @@ def _simplify_graph(graph):
         if result is True:                  # rewritten in place
             changed = True
         elif result is not None:            # the op's value is this existing tensor
-            graph.replace_uses({op.outputs[0]: result})
+            renamed[op.outputs[0]] = result
             changed = True
+    if changed:
+        graph.finish_renaming(renamed)
     return changed
 
 
@@ -71,6 +77,8 @@ def _other_if_const(op, test):
 
 
 def _all(c, value):
+    if c.size == 1 and c.dtype.kind in "biufc":
+        return c.item() == value            # a scalar: no array comparison (same answer)
     return c.size > 0 and bool(np.all(c == value))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..dtypes import as_dtype
 from ..ops import registry
 from ..shapes import TensorShape
-from . import each_graph, subgraph_feeds
+from . import each_graph, rename_inputs, subgraph_feeds
 
 __all__ = ["run", "MAX_BYTES"]
 
@@ -40,8 +40,12 @@ def _is_const(t):
 
 
 def _foldable(op):
-    return (op.type not in _NEVER and op.outputs and not op.stateful and not op.effects()[0]
-            and not op.subgraphs() and all(_is_const(t) for t in op.inputs))
+    for t in op.inputs:
+        if t.op.type != "const":
+            return False
+    reads, _, stateful = op.effects()
+    return (op.type not in _NEVER and op.outputs and not stateful and not reads
+            and not op.subgraphs())
 
 
 def _evaluate(op):
@@ -67,48 +71,52 @@ def _evaluate(op):
 
 
 def _fold(graph):
-    changed = False
-    for op in list(graph.ops):
-        if not _foldable(op):
-            continue
-        arrays = _evaluate(op)
+    """One sweep in graph order: a folded op's consts take its place (and name), and the
+    ops after it read them, so chains of constant ops fold in one sweep."""
+    renamed, ops, folded = {}, [], set()
+    for op in graph.ops:
+        rename_inputs(op, renamed)
+        arrays = _evaluate(op) if _foldable(op) else None
         if arrays is None:
+            ops.append(op)
             continue
-        position = graph.ops.index(op)
-        graph.remove_ops([op])
-        consts = [_insert_const(graph, position + i, a, op.name, op.origin)
-                  for i, a in enumerate(arrays)]
-        graph.replace_uses(dict(zip(op.outputs, consts)))
-        changed = True
-    return changed
+        graph.forget_name(op)
+        consts = [_const_op(graph, a, op.name, op.origin) for a in arrays]
+        ops.extend(consts)
+        renamed.update(zip(op.outputs, (c.outputs[0] for c in consts)))
+        folded.add(op)
+    if not folded:
+        return False
+    graph.ops = ops
+    graph.finish_renaming(renamed, folded)
+    return True
 
 
-def _insert_const(graph, position, value, name, origin):
-    op = graph.insert_op(position, registry.get("const"), [], {"value": value},
+def _const_op(graph, value, name, origin):
+    return graph.make_op(registry.get("const"), [], {"value": value},
                          [(TensorShape(value.shape), as_dtype(value.dtype))], name, origin)
-    return op.outputs[0]
 
 
 def _fold_into_subgraphs(graph):
-    """A constant fed to a sub-graph becomes a constant inside it."""
+    """A constant fed to a sub-graph becomes a constant inside it (after its placeholder)."""
     changed = False
     for op in graph.ops:
         for sub, pairs in subgraph_feeds(op):
+            read = None
             replacements = {}
             for ph, i in pairs:
                 if i is None or not _is_const(op.inputs[i]):
                     continue
-                source = op.inputs[i].op
-                if _is_read(ph, sub):
-                    replacements[ph] = _insert_const(
-                        sub, sub.ops.index(ph.op) + 1, source.attrs["value"], source.name,
-                        source.origin)
+                if read is None:
+                    read = {id(t) for o in sub.ops for t in o.inputs}
+                    read.update(id(t) for t in sub.outputs)
+                if id(ph) in read:
+                    source = op.inputs[i].op
+                    replacements[ph] = _const_op(sub, source.attrs["value"], source.name,
+                                                 source.origin).outputs[0]
             if replacements:
+                after = {ph.op: c.op for ph, c in replacements.items()}
+                sub.ops = [x for o in sub.ops for x in ((o, after[o]) if o in after else (o,))]
                 sub.replace_uses(replacements)
                 changed = True
     return changed
-
-
-def _is_read(tensor, graph):
-    return any(t is tensor for o in graph.ops for t in o.inputs) or any(
-        t is tensor for t in graph.outputs)

@@ -14,7 +14,7 @@ are never merged. The first of a group stays; the others' users read it.
 """
 import numpy as np
 
-from . import each_graph
+from . import each_graph, rename_inputs
 
 __all__ = ["run"]
 
@@ -27,31 +27,64 @@ def run(graph):
 
 
 def _merge(graph):
+    """One sweep in graph order: each op, its inputs already renamed to the ops kept, is
+    looked up by its key among those seen before it (hash-consing)."""
     seen = {}
-    duplicates = []
+    merged = {}                  # duplicate op -> the first op of its key (in merge order)
+    renamed = {}                 # duplicate's output -> the first's
+    order = {}                   # duplicate op -> when it merged
     for op in graph.ops:
+        rename_inputs(op, renamed)
+        if merged and op.control_inputs:
+            _rename_control_inputs(op, merged, order)
         key = _key(op)
         if key is None:
             continue
         first = seen.setdefault(key, op)
         if first is not op:
-            graph.replace_op(op, first)
-            duplicates.append(op)
-    graph.remove_ops(duplicates)
-    return bool(duplicates)
+            merged[op] = first
+            order[op] = len(order)
+            renamed.update(zip(op.outputs, first.outputs))
+    if not merged:
+        return False
+    graph.control_outputs = [merged.get(c, c) for c in graph.control_outputs]
+    graph.ops = [op for op in graph.ops if op not in merged]
+    for op in merged:
+        graph.forget_name(op)
+    graph.finish_renaming(renamed)
+    return True
+
+
+def _rename_control_inputs(op, merged, order):
+    """A control input merged away becomes the op it merged into, which goes last (in the
+    order the merges happened)."""
+    gone = [c for c in op.control_inputs if c in merged]
+    if not gone:
+        return
+    controls = [c for c in op.control_inputs if c not in merged]
+    for c in sorted(gone, key=order.__getitem__):
+        first = merged[c]
+        if first is not op and first not in controls:
+            controls.append(first)
+    op.control_inputs = controls
 
 
 def _key(op):
-    if op.type in _NEVER or op.stateful or op.effects()[0] or op.subgraphs():
+    if op.type in _NEVER:
+        return None
+    reads, _, stateful = op.effects()
+    if stateful or reads or op.subgraphs():
         return None
     attrs = _attrs_key(op.attrs)
     if attrs is None:
         return None
-    return (op.type, tuple(id(t) for t in op.inputs), attrs,
-            tuple(id(c) for c in op.control_inputs))
+    return (op.type, tuple(map(id, op.inputs)), attrs,
+            tuple(map(id, op.control_inputs)) if op.control_inputs else ())
 
 
 def _attrs_key(attrs):
+    if not attrs:
+        return ()
     try:
         return tuple(sorted((k, _value_key(v)) for k, v in attrs.items()))
     except _Unkeyable:

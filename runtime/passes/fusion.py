@@ -22,7 +22,7 @@ five. A failing member is still named in errors, with its own source line.
 from ..graph import Graph, Operation
 from ..ops import registry
 from ..tensor import SymbolicTensor
-from . import each_graph
+from . import each_graph, rename_inputs
 
 __all__ = ["run", "FUSED"]
 
@@ -78,12 +78,33 @@ def _groups(graph):
 
 def _fuse(graph):
     groups = _groups(graph)
-    for members in groups:
-        _fuse_group(graph, members)
-    return bool(groups)
+    if not groups:
+        return False
+    fused_at = {}                        # group root -> the fused op taking its place
+    renamed = {}
+    members = set()
+    for group in groups:
+        root = group[-1]
+        members.update(group)
+        for op in group:
+            graph.forget_name(op)
+        fused = fused_at[root] = _fused_op(graph, group)
+        renamed[root.outputs[0]] = fused.outputs[0]
+    ops = []
+    for op in graph.ops:
+        if op in members:
+            op = fused_at.get(op)
+            if op is None:
+                continue
+        rename_inputs(op, renamed)
+        ops.append(op)
+    graph.ops = ops
+    graph.finish_renaming(renamed, members)
+    return True
 
 
-def _fuse_group(graph, members):
+def _fused_op(graph, members):
+    """The `fused` op computing the group `members` (graph order, root last)."""
     root = members[-1]
     body = Graph(name="fused", outer_graph=graph)
     body.optimized = True
@@ -94,9 +115,9 @@ def _fuse_group(graph, members):
         inputs = []
         for t in op.inputs:
             if t not in inside:
-                ph = body.insert_op(len(body.ops), ph_registry, [],
-                                    {"shape": t.shape.dims, "dtype": t.dtype},
-                                    [(t.shape, t.dtype)], _ref(t), t.op.origin)
+                ph = body.make_op(ph_registry, [], {"shape": t.shape.dims, "dtype": t.dtype},
+                                  [(t.shape, t.dtype)], _ref(t), t.op.origin)
+                body.ops.append(ph)
                 inside[t] = ph.outputs[0]
                 body.inputs.append(ph.outputs[0])
                 external.append(t)
@@ -109,12 +130,9 @@ def _fuse_group(graph, members):
         body._ops_by_name[copy.name] = copy
         inside[op.outputs[0]] = copy.outputs[0]
     body.outputs = [inside[root.outputs[0]]]
-    position = graph.ops.index(root) - (len(members) - 1)
-    graph.remove_ops(members)
     out = root.outputs[0]
-    fused = graph.insert_op(position, FUSED, external, {"body": body},
-                            [(out.shape, out.dtype)], root.name, root.origin)
-    graph.replace_uses({out: fused.outputs[0]})
+    return graph.make_op(FUSED, external, {"body": body}, [(out.shape, out.dtype)], root.name,
+                         root.origin)
 
 
 def _ref(t):

@@ -22,7 +22,7 @@ getitem, identity... anything not `fresh` may alias its inputs) is dead.
 """
 from . import each_graph, subgraph_feeds
 
-__all__ = ["run", "plan", "frees", "accumulators"]
+__all__ = ["run", "plan", "frees", "accumulators", "planned_peak", "trip_count"]
 
 
 def run(graph):
@@ -46,13 +46,12 @@ def plan(graph, owned_inputs=(), escaping=()):
         if free_after.get(op):
             _note(op, "free", free_after[op])
         if op.type == "fused":
-            donated = [t for t in op.inputs if store.reusable(t, i) and not any(
-                x is not t and store.overlap(x, t) for x in op.inputs)]
+            donated = store.donations(op.inputs, i)
             if donated:
                 _note(op, "donate", donated)
             body = op.attrs["body"]
-            plan(body, {ph for ph, x in zip(body.inputs, op.inputs)
-                        if any(x is d for d in donated)})
+            ids = {id(t) for t in donated}
+            plan(body, {ph for ph, x in zip(body.inputs, op.inputs) if id(x) in ids})
             continue
         out = op.outputs[0] if len(op.outputs) == 1 else None
         if out is not None and op.opdef.ufunc is not None and _static(out):
@@ -122,8 +121,16 @@ class _Storage:
     def roots(self, t):
         return {self.find(b) for b in self.views.get(t, ())}
 
-    def overlap(self, a, b):
-        return bool(self.roots(a) & self.roots(b))
+    def donations(self, inputs, i):
+        """The `inputs` of op `i` it may write into: reusable, and sharing no buffer with
+        another of its inputs."""
+        roots = [self.roots(x) for x in inputs]
+        holders = {}                   # buffer -> the inputs viewing it
+        for x, bs in zip(inputs, roots):
+            for b in bs:
+                holders.setdefault(b, set()).add(id(x))
+        return [t for t, bs in zip(inputs, roots)
+                if self.reusable(t, i) and all(len(holders[b]) == 1 for b in bs)]
 
     def reusable(self, t, i):
         """Is `t` the graph's own array, dead after op `i`, viewed by nothing alive?"""
@@ -227,3 +234,173 @@ def _readers(graph):
             if not any(u is op for u in users):
                 users.append(op)
     return readers
+
+
+# -- the planned peak: what a memory budget is checked against -----------------------------------
+
+def planned_peak(graph):
+    """The most bytes of arrays the run of `graph` (planned as above) holds at once, besides
+    its inputs, constants and variables; None when it depends on what only the run knows
+    (a shape not known statically, a loop whose trip count is not a constant).
+
+    Each array an op makes (a `fresh` one, or a result of a loop, branch or call) lives
+    until the last reader of any value viewing it; one written into a dead array (`reuse`,
+    `donate`) takes no new memory. A loop holds every iteration's collected value once
+    (packed as the iterations run into the arrays it outputs) besides one iteration's peak
+    of its body; a branch or call adds its body's peak.
+    """
+    return _Peak({}).of(graph)
+
+
+class _Peak:
+    """The planned peak of graphs; `known` holds int values found statically (loop counters,
+    trip counts)."""
+
+    def __init__(self, known):
+        self.known = known
+
+    def of(self, graph):
+        last = _last_uses(graph)
+        for t in graph.outputs:
+            last[t] = len(graph.ops)
+        store = _Storage(graph, (), last)
+        own = {t: b for b, t in store.maker.items()}
+        for op in graph.ops:
+            notes = op.notes or {}
+            donors = ([notes["reuse"]] if "reuse" in notes else []) + list(notes.get("donate", ()))
+            for donor in donors[:1]:
+                store.merge(op.outputs[0], donor)
+        peak = live = 0
+        dying = {}                              # op index: sizes of the arrays freed after it
+        for i, op in enumerate(graph.ops):
+            made = self.made(op)
+            if made is None:
+                return None
+            extra, outputs = made
+            for t, size in zip(op.outputs, outputs):
+                b = own[t]
+                root = store.find(b)
+                if root != b or not (op.opdef.fresh or op.subgraphs()):
+                    continue                # written into a donor's array, or a view
+                if size is None:
+                    return None
+                live += size
+                dying.setdefault(max(store.death.get(root, i), i), []).append(size)
+            peak = max(peak, live + extra)
+            live -= sum(dying.pop(i, ()))
+        return peak
+
+    def made(self, op):
+        """(transient bytes while `op` runs, [bytes of each output]), or None if unknown."""
+        sizes = [_bytes(t) for t in op.outputs]
+        if op.type == "while" and op.subgraphs():
+            return self.loop(op, sizes)
+        peaks = [self.of(g) for g in op.subgraphs()]
+        if any(p is None for p in peaks):
+            return None
+        return max(peaks, default=0), sizes
+
+    def loop(self, op, sizes):
+        n, body = op.attrs["n_vars"], op.attrs["body_graph"]
+        trips = trip_count(op, self.known)
+        if trips is None:
+            return None
+        inner = _Peak(self.known).of(body)
+        if inner is None:
+            return None
+        stacks = op.attrs.get("stacks") or 0
+        if op.attrs.get("stacks") is not None:
+            self.known[op.outputs[n]] = trips
+        collected = []
+        for t in body.outputs[n:n + stacks]:
+            size = _bytes(t)
+            if size is None:
+                return None
+            collected += [trips * size, trips * (t.shape.rank + 1) * 8]
+        sizes = sizes[:len(sizes) - len(collected)] + collected
+        return inner, sizes
+
+
+def _bytes(t):
+    shape = t.shape
+    if not shape.is_fully_defined():
+        return None
+    return shape.num_elements() * t.dtype.np.itemsize
+
+
+# -- trip counts of counting loops ----------------------------------------------------------------
+
+_COUNTS = {                      # comparison: (counter keeps looping while, rounding)
+    "less": lambda start, bound, step: -(-(bound - start) // step),
+    "less_equal": lambda start, bound, step: (bound - start) // step + 1,
+    "greater": lambda start, bound, step: -(-(start - bound) // step),
+    "greater_equal": lambda start, bound, step: (start - bound) // step + 1,
+}
+_SWAPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+            "greater_equal": "less_equal"}
+
+
+def trip_count(op, known=None):
+    """How many times while `op` runs its body, when it is a counting loop the graph fixes
+    (`i < 500` from a constant start, a constant step), or its `maximum_iterations`; else None."""
+    known = {} if known is None else known
+    limit = op.attrs.get("maximum_iterations")
+    count = _counted(op, known)
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        return limit if count is None else min(count, limit)
+    return count
+
+
+def _counted(op, known):
+    cond_graph, body = op.attrs["cond_graph"], op.attrs["body_graph"]
+    test = cond_graph.outputs[0].op if cond_graph.outputs else None
+    if test is None or test.type not in _COUNTS or len(test.inputs) != 2:
+        return None
+    outer = dict(zip([inner for _, inner in cond_graph.captures],
+                     [op.inputs[op.attrs["n_vars"] + i] for i in op.attrs["cond_map"]]))
+    kind, (a, b) = test.type, test.inputs
+    if b in cond_graph.inputs:
+        kind, (a, b) = _SWAPPED[kind], (b, a)
+    if a not in cond_graph.inputs:
+        return None
+    j = cond_graph.inputs.index(a)
+    bound = _static_int(outer.get(b, b), known)
+    start = _static_int(op.inputs[j], known)
+    step = _step(body, j)
+    if None in (bound, start, step) or step == 0:
+        return None
+    if kind.startswith("greater"):
+        step = -step
+    if step <= 0:
+        return None
+    return max(0, _COUNTS[kind](start, bound, step))
+
+
+def _step(body, j):
+    """The constant `body` adds to loop variable j each iteration (subtracting: negative)."""
+    out = body.outputs[j].op
+    if out.type not in ("add", "subtract") or body.inputs[j] not in out.inputs:
+        return None
+    other = out.inputs[1] if out.inputs[0] is body.inputs[j] else out.inputs[0]
+    if out.type == "subtract" and other is out.inputs[0]:
+        return None
+    step = _static_int(other, {})
+    return None if step is None else (step if out.type == "add" else -step)
+
+
+_ARITHMETIC = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+               "multiply": lambda a, b: a * b}
+
+
+def _static_int(t, known):
+    """The integer value of scalar `t` known before the graph runs, else None."""
+    if t in known:
+        return known[t]
+    op = t.op
+    if op.type == "const":
+        value = op.attrs["value"]
+        return int(value) if value.ndim == 0 and value.dtype.kind in "iu" else None
+    if op.type in _ARITHMETIC and len(op.inputs) == 2:
+        a, b = (_static_int(x, known) for x in op.inputs)
+        return None if a is None or b is None else _ARITHMETIC[op.type](a, b)
+    return None

@@ -32,7 +32,8 @@ PARALLEL_MATMULS = None           # None: only when the BLAS runs one thread per
 def run(graph):
     if config.get_inter_op_threads() <= 1:
         return False
-    return each_graph(graph, _schedule)
+    matmuls = _blas_single_threaded()
+    return each_graph(graph, lambda g: _schedule(g, matmuls))
 
 
 def _elements(t):
@@ -52,11 +53,12 @@ def _blas_single_threaded():
     return (os.cpu_count() or 1) <= 1
 
 
-def cost(op):
+def cost(op, matmuls=None):
     """Work of `op` in multiply-adds or elements touched; 0 when not known statically
-    (or for a matmul, when the BLAS parallelizes it already)."""
+    (or for a matmul, when the BLAS parallelizes it already; `matmuls`: whether it
+    does not, when known)."""
     if op.type == "matmul":
-        if not _blas_single_threaded():
+        if not (_blas_single_threaded() if matmuls is None else matmuls):
             return 0
         a, b = op.inputs
         n_out = _elements(op.outputs[0])
@@ -74,33 +76,33 @@ def cost(op):
     return 0
 
 
-def _parallel_ops(graph):
-    """Heavy ops that have at least one heavy op independent of them."""
-    heavy = [op for op in graph.ops if not op.stateful and not op.subgraphs()
-             and len(op.outputs) == 1 and cost(op) >= HEAVY]
+def _parallel_ops(graph, matmuls):
+    """Heavy ops that have at least one heavy op independent of them: neither among
+    their ancestors nor among their descendants (bitmasks over the heavy ops)."""
+    heavy = [op for op in graph.ops if len(op.outputs) == 1 and cost(op, matmuls) >= HEAVY
+             and not op.stateful and not op.subgraphs()]
     if len(heavy) < 2:
         return set()
-    index = {op: i for i, op in enumerate(heavy)}
-    ancestors = {}                        # op -> bitmask of heavy ops it depends on
+    bit = {op: 1 << i for i, op in enumerate(heavy)}
+    deps = {op: [t.op for t in op.inputs] + list(op.control_inputs) for op in graph.ops}
+    ancestors = {}                        # op -> the heavy ops it depends on
     for op in graph.ops:
         mask = 0
-        for dep in [t.op for t in op.inputs] + list(op.control_inputs):
-            mask |= ancestors.get(dep, 0)
-            if dep in index:
-                mask |= 1 << index[dep]
+        for dep in deps[op]:
+            mask |= ancestors.get(dep, 0) | bit.get(dep, 0)
         ancestors[op] = mask
-    found = set()
-    for a in heavy:
-        for b in heavy:
-            if a is not b and not (ancestors[a] >> index[b]) & 1 \
-                    and not (ancestors[b] >> index[a]) & 1:
-                found.add(a)
-                break
-    return found
+    descendants = {op: 0 for op in graph.ops}    # op -> the heavy ops depending on it
+    for op in reversed(graph.ops):
+        below = descendants[op] | bit.get(op, 0)
+        for dep in deps[op]:
+            if dep in descendants:
+                descendants[dep] |= below
+    return {op for op in heavy
+            if ancestors[op].bit_count() + descendants[op].bit_count() < len(heavy) - 1}
 
 
-def _schedule(graph):
-    parallel = _parallel_ops(graph)
+def _schedule(graph, matmuls):
+    parallel = _parallel_ops(graph, matmuls)
     if not parallel:
         return False
     for op in parallel:

@@ -28,14 +28,29 @@ def run(graph):
 
 
 def _prune(graph):
-    changed = _drop_unread_feeds(graph)
-    changed = _drop_unread_stacks(graph) or changed
+    """Prune `graph` until nothing is left to drop (its sub-graphs are pruned already:
+    each_graph goes innermost first), so that pruning twice finds nothing the second time."""
+    changed = False
+    while _prune_once(graph):
+        changed = True
+    return changed
+
+
+def _prune_once(graph):
+    changed = _drop_dead(graph)
+    for loop in _drop_unread_stacks(graph):          # their bodies computed them
+        each_graph(loop.attrs["body_graph"], _prune)
+        changed = True
+    return _drop_unread_feeds(graph) or changed
+
+
+def _drop_dead(graph):
     roots = list(graph.control_outputs)
-    roots += [op for op in graph.ops if op.stateful or op.type in _INPUTS]
-    needed = set(graph.needed_ops(graph.outputs, (), roots))
-    dead = [op for op in graph.ops if op not in needed]
+    roots += [op for op in graph.ops if op.type in _INPUTS or op.stateful]
+    needed = graph.needed_set(graph.outputs, (), roots)
+    dead = [op for op in graph.ops if op not in needed] if len(needed) != len(graph.ops) else []
     graph.remove_ops(dead)
-    return changed or bool(dead)
+    return bool(dead)
 
 
 def _drop_unread_feeds(graph):
@@ -58,13 +73,16 @@ def _drop_unread_feeds(graph):
 
 def _drop_unread_stacks(graph):
     """Drop what a while loop collects at every iteration (`stacks`, kept for gradients:
-    its body outputs past the loop variables) when nothing reads the collection."""
+    its body outputs past the loop variables) when nothing reads the collection; the
+    loops whose collections went."""
+    loops = [op for op in graph.ops
+             if op.type == "while" and known_op(op) and op.attrs.get("stacks")]
+    if not loops:
+        return []
     read = {t for op in graph.ops for t in op.inputs}
     read.update(graph.outputs)
-    changed = False
-    for op in graph.ops:
-        if op.type != "while" or not known_op(op) or not op.attrs.get("stacks"):
-            continue
+    changed = []
+    for op in loops:
         n, count, body = op.attrs["n_vars"], op.attrs["stacks"], op.attrs["body_graph"]
         pairs = [op.outputs[n + 1 + 2 * k:n + 3 + 2 * k] for k in range(count)]
         keep = [k for k, pair in enumerate(pairs) if any(t in read for t in pair)]
@@ -76,7 +94,7 @@ def _drop_unread_stacks(graph):
         for i, t in enumerate(op.outputs):
             t.index = i
         op.attrs = dict(op.attrs, stacks=len(keep))
-        changed = True
+        changed.append(op)
     if changed:
         graph._changed()
     return changed

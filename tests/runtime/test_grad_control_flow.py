@@ -288,3 +288,56 @@ def test_hidden_random_outputs_are_not_results_and_survive_saving(tmp_path):
     rt.saved.save(concrete, str(tmp_path / "m"))
     loaded = rt.saved.load(str(tmp_path / "m"))
     assert loaded(rt.constant(np.zeros(3, np.float32))).shape == (3,)
+
+
+# -- what a loop keeps for its gradient: each value once ---------------------------------------
+
+def _loop_gradients(x, w, steps):
+    def body(i, y):
+        return i + 1, y + 0.1 * rt.tanh(y * w)          # the gradient reads y and tanh
+    _, out = rt.while_loop(lambda i, y: i < steps, body, [0, x])
+    loss = rt.reduce_sum(out)
+    return loss, rt.gradients(loss, [x, w])
+
+
+@pytest.mark.parametrize("executor", ["fast", "plain"])
+def test_a_loop_holds_what_its_gradient_reads_once(executor):
+    import tracemalloc
+    steps, size = 200, 4096
+    x = rt.constant(np.linspace(-1, 1, size, dtype=np.float32))
+    w = rt.constant(np.float32(0.5))
+    f = rt.function(_loop_gradients)
+    with rt.config.options(executor=executor, optimizations=True):    # pruned: 2 values
+        f(x, w, rt.constant(steps))
+        tracemalloc.start()
+        try:
+            f(x, w, rt.constant(steps))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    collected = 2 * steps * size * 4                     # y and tanh, every iteration
+    assert collected <= peak < 1.25 * collected          # a list and its concatenation: 2x
+
+
+def test_collections_grow_shrink_and_change_shape_between_runs():
+    def f(x, n):
+        def body(i, y):                                  # y grows by a row per iteration
+            return i + 1, rt.concat([y, rt.sin(y[-1:])], 0)
+        _, out = rt.while_loop(lambda i, y: i < n, body, [0, x],
+                               shape_invariants=[rt.TensorShape([]), rt.TensorShape([None, 3])])
+        return rt.gradients(rt.reduce_sum(rt.tanh(out)), [x])[0]
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    g = rt.function(f)
+
+    def expected(n):
+        with rt.GradientTape() as tape:
+            y = rt.constant(x)
+            tape.watch(y)
+            out = y
+            for _ in range(n):
+                out = rt.concat([out, rt.sin(out[-1:])], 0)
+            loss = rt.reduce_sum(rt.tanh(out))
+        return tape.gradient(loss, y).numpy()
+    for n in (5, 40, 3, 0, 40):                          # the size of the last run is a hint
+        np.testing.assert_allclose(g(rt.constant(x), rt.constant(n)).numpy(), expected(n),
+                                   rtol=1e-5, atol=1e-6)
