@@ -64,16 +64,18 @@ def _converted_or_original(func, recursive):
         return func
 
 
-def convert(func=None, *, recursive=True, input_signature=None):
+def convert(func=None, *, recursive=True, input_signature=None, jit_compile=False):
     """Decorator: convert `func`'s control flow, trace it per input signature, run graphs.
 
-    The result is an `rt.Function` (`.python_function`, `.get_concrete_function`).
+    The result is an `rt.Function` (`.python_function`, `.get_concrete_function`);
+    `jit_compile=True` runs its graphs in the compiled tier (numba: the `jit` extra).
     """
     if func is None:
-        return functools.partial(convert, recursive=recursive, input_signature=input_signature)
+        return functools.partial(convert, recursive=recursive, input_signature=input_signature,
+                                 jit_compile=jit_compile)
     if isinstance(func, (staticmethod, classmethod)):      # @ag.convert above @staticmethod
         return type(func)(convert(func.__func__, recursive=recursive,
-                                  input_signature=input_signature))
+                                  input_signature=input_signature, jit_compile=jit_compile))
     original = _function_of(func)
     if not callable(original):
         raise TypeError(f"ag.convert expects a function (or another callable), got "
@@ -91,7 +93,8 @@ def convert(func=None, *, recursive=True, input_signature=None):
             raise
 
     functools.update_wrapper(traced, original)
-    function = rt.Function(original, input_signature=input_signature, _tracer=traced)
+    function = rt.Function(original, input_signature=input_signature, _tracer=traced,
+                           jit_compile=jit_compile)
     function._ag_converted = True
     return function
 

@@ -10,12 +10,16 @@
                                                       except ... (errors name the op)
 
 Every op is one line calling its kernel, numpy's ufunc (with `out=` where the
-memory plan says so) or, between scalars, a Python operator; a cond is an `if`,
+memory plan says so), the source its registry entry gives (`emit`) or, between
+scalars, the operator it declares (`operator`, `bool_operator`); a cond is an `if`,
 a while loop a `for` over a counter (one compare per iteration checks rt.config's
 loop iteration limit), a call's or fused op's body is inlined; values are
 local variables, deleted after their last use. Rank-0 values stay numpy scalars
 between elementwise ops (numpy's scalar arithmetic costs a tenth of a ufunc
-call on 0-d arrays) and become 0-d arrays before any other kernel and at the end.
+call on 0-d arrays) and become 0-d arrays before any other kernel and at the end;
+rank-0 bools may be Python bools (constants, `not`, `&` of those: a converted loop's
+break flag costs what Python's `not` does), made numpy bools before any operator
+that is not a bool operator.
 Ops the `parallel` pass marked `async` are submitted to a thread pool; the first
 reader of their result waits for it.
 
@@ -40,14 +44,6 @@ from .passes import graphs_in, known_op, memory, subgraph_feeds
 
 __all__ = ["compile_graph", "Program"]
 
-_BINARY = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floordiv": "//",
-           "mod": "%", "equal": "==", "not_equal": "!=", "less": "<",
-           "less_equal": "<=", "greater": ">", "greater_equal": ">=", "bitwise_and": "&",
-           "bitwise_or": "|", "bitwise_xor": "^"}
-_LOGICAL = {"logical_and": "&", "logical_or": "|", "logical_xor": "^"}
-_UNARY = {"negative": "-{}", "abs": "abs({})", "invert": "~{}", "logical_not": "~{}"}
-_SPECIAL = {"matmul", "reshape", "transpose", "expand_dims", "getitem", "identity",
-            "stop_gradient"}
 _lock = threading.Lock()
 _counter = itertools.count(1)
 
@@ -119,20 +115,22 @@ class Program:
         return f"<Program {self.filename}>"
 
 
-def compile_graph(graph):
-    """The Program of `graph` (compiled on first use; recompiled if the graph changes).
+def compile_graph(graph, jit=False):
+    """The Program of `graph` (compiled on first use; recompiled if the graph changes);
+    with `jit`, its lowerable regions run compiled by numba (`runtime.compiled`).
 
     Source Python cannot compile (loops nested past its limit of 20 blocks) leaves the
     graph to the plain executor.
     """
-    program = graph._plans.get("program")
+    key = "program-jit" if jit else "program"
+    program = graph._plans.get(key)
     if program is None:
         try:
-            program = _Compiler(graph).compile()
+            program = _Compiler(graph, jit).compile()
         except (SyntaxError, RecursionError, MemoryError):
             from .executor import plan_for
             program = Program(plan_for(graph).run, None, graph, None)
-        graph._plans["program"] = program
+        graph._plans[key] = program
     return program
 
 
@@ -146,11 +144,15 @@ class _Const:
 
 
 class _Compiler:
-    def __init__(self, graph):
+    def __init__(self, graph, jit=False):
         self.graph = graph
+        self.jit = jit                  # compile lowerable regions (runtime.compiled)
+        self.in_region = 0              # emitting a region's fast-executor path
+        self.why_not = {}               # op -> why it does not lower (None: it does)
         self.lines = []
         self.line_ops = {}
-        self.ns = {"_nd": np.asarray, "_OpError": OpError, "_concat_rows": _concat_rows,
+        self.ns = {"_nd": np.asarray, "_bool_": np.bool_, "_OpError": OpError,
+                   "_concat_rows": _concat_rows,
                    "_count": itertools.count, "_loop_guard": _loop_guard,
                    "_loop_limit_exceeded": loop_limit_exceeded}
         self.global_names = {}          # id(object) -> namespace name
@@ -204,6 +206,8 @@ class _Compiler:
         r = env[t]
         if isinstance(r, _Const):
             v = r.value
+            if scalar_ok and v.ndim == 0 and v.dtype == np.bool_:
+                return repr(bool(v))
             if scalar_ok and v.ndim == 0:
                 return self.glob(v[()], "c_" + t.op.name, ("scalar", id(v)))
             return self.glob(v, "c_" + t.op.name)
@@ -272,26 +276,118 @@ class _Compiler:
         mine = set()                    # locals this block made (the ones it may delete)
         futures = {}
         start = len(self.lines)
+        regions = self.regions(graph, skip) if self.jit and not self.in_region else {}
+        done = set()                    # ops emitted in a region
         for op in graph.ops:
+            if op in done:
+                continue
             waits = [t for t in op.inputs if t in futures] + [
                 t for c in op.control_inputs for t in c.outputs if t in futures]
             for t in dict.fromkeys(waits):          # an input read twice is awaited once
                 self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
+            if op in regions:
+                run, loop = regions[op]
+                done.update(run)
+                self.region(graph, run, loop, env, indent, mine, futures, free_after)
+                for member in run:
+                    self.free(free_after, member, env, indent, mine, futures)
+                continue
             if skip and op in skip:
                 statement = skip[op]
                 if statement:
                     self.emit(indent, statement(env), op)
             else:
                 self.op(op, env, indent, mine, futures)
-            dead = [env[t] for t in free_after.get(op, ()) if t in mine and t not in futures]
-            if dead:
-                self.emit(indent, f"del {', '.join(dict.fromkeys(dead))}")
-                mine.difference_update(free_after[op])
+            self.free(free_after, op, env, indent, mine, futures)
         for t in list(futures):
             self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
         if len(self.lines) == start:
             self.emit(indent, "pass")
         return [self.ref(env, t, not top) if t in env else None for t in graph.outputs]
+
+    def free(self, free_after, op, env, indent, mine, futures, only=None):
+        """`del` the locals whose last use is `op` (of those in `only`, if given)."""
+        dead = [t for t in free_after.get(op, ()) if t in mine and t not in futures
+                and (only is None or t in only)]
+        if dead:
+            self.emit(indent, f"del {', '.join(dict.fromkeys(env[t] for t in dead))}")
+            mine.difference_update(dead)
+
+    # -- compiled regions (runtime.compiled) -------------------------------------------------
+    def regions(self, graph, skip):
+        """{first op: (ops, is a loop)} of the regions of `graph`'s block worth compiling:
+        maximal runs of lowerable ops; a lowerable while is a region of its own."""
+        from .compiled import lowering, not_lowered
+        found, run = {}, []
+
+        def flush():        # worth a call into compiled code: element or scalar work
+            if any(o.type in ("cond", "fused", "call") for o in run) or sum(
+                    o.opdef.elementwise or all(t.shape.rank == 0 for t in o.outputs)
+                    for o in run if o.type != "const") >= 3:
+                found[run[0]] = (list(run), False)
+            run.clear()
+        for op in graph.ops:
+            if op.type in ("placeholder", "capture"):
+                continue                    # fed: bound before any op runs
+            reason = ("appends rows of a loop" if skip and op in skip
+                      else lowering.why_not(op, self.why_not))
+            if reason is not None:
+                flush()
+                not_lowered(self.graph.name, op.original or op, reason)
+            elif op.type == "while":
+                flush()
+                found[op] = ([op], True)
+            else:
+                run.append(op)
+        flush()
+        return found
+
+    def region(self, graph, run, loop, env, indent, mine, futures, free_after):
+        """Emit `run`: its compiled function's call, and its ops for when that gives None."""
+        from . import compiled
+        from .compiled import lowering
+        members = set(run)
+        for op in run:
+            if op.type == "const":
+                self.op(op, env, indent, mine, futures)
+        produced = {t for op in run for t in op.outputs if op.type != "const"}
+        n = run[0].attrs["n_vars"] if loop else 0     # a loop's state comes first, as is
+        inputs = list(dict.fromkeys(
+            [t for op in run if op.type != "const" for t in op.inputs[n:] if t not in produced]
+            + _array_constants(run)))
+        read_after = {t for op in graph.ops if op not in members for t in op.inputs}
+        read_after.update(graph.outputs)
+        outputs = list(run[0].outputs) if loop else [t for t in produced if t in read_after]
+        outputs.sort(key=lambda t: (run.index(t.op), t.index))
+        lowered = lowering.lower_region(graph, run, inputs, outputs, loop)
+        first = run[0].original or run[0]
+        where = f" at {first.origin.short()}" if first.origin is not None else ""
+        region = compiled.Region(lowered, loop, outputs,
+                                 f"{len(run)} ops from {first.type} {first.name}{where}",
+                                 self.graph.name)
+        r = self.glob(region, "region")
+        args = [self.glob(t.op.attrs["value"], "c_" + t.op.name) if t.op.type == "const"
+                else self.ref(env, t, True) for t in inputs]
+        inits = [self.ref(env, t, True) for t in run[0].inputs[:n]]
+        v = self.fresh("v")
+        self.emit(indent, f"{v} = {r}.run({', '.join(inits + args)})", run[0])
+        self.emit(indent, f"if {v} is None:", run[0])
+        self.in_region += 1
+        if loop:
+            self.inline_while(run[0], env, indent + 1, mine, switch=(r, v, args))
+            self.emit(indent, f"if {v} is not None:", run[0])
+        else:
+            internal = produced - set(outputs)
+            for op in run:
+                if op.type != "const":
+                    self.op(op, env, indent + 1, mine, futures)
+                    self.free(free_after, op, env, indent + 1, mine, futures, internal)
+            self.emit(indent, "else:", run[0])
+        self.in_region -= 1
+        if outputs:
+            self.emit(indent + 1, f"{', '.join(env[t] for t in outputs)}, = {v}")
+        else:
+            self.emit(indent + 1, "pass")
 
     def bind(self, env, mine, t):
         name = self.wanted.pop(t, None) or self.fresh(
@@ -325,8 +421,8 @@ class _Compiler:
         expr = None
         if op.opdef.elementwise and len(op.outputs) == 1:
             expr = self.elementwise(op, env)
-        elif kind in _SPECIAL:
-            expr = self.special(op, env)
+        elif op.opdef.emit is not None:
+            expr = op.opdef.emit(op, _Operands(self, env, op))
         if expr is None:
             expr = self.call(op, env)
         if op.opdef.retains_inputs and self.quiet:       # user code: the caller's errstate
@@ -361,14 +457,12 @@ class _Compiler:
         if op.attrs or d.multi:
             return None
         args = [self.ref(env, t, True) for t in op.inputs]
-        scalar = op.outputs[0].shape.rank == 0
-        if scalar and op.type in _BINARY:
-            return f"{args[0]} {_BINARY[op.type]} {args[1]}"
-        if scalar and op.type in _LOGICAL and all(t.dtype.is_bool for t in op.inputs):
-            return f"{args[0]} {_LOGICAL[op.type]} {args[1]}"
-        if scalar and op.type in _UNARY and (op.type != "logical_not"
-                                             or op.inputs[0].dtype.is_bool):
-            return _UNARY[op.type].format(args[0])
+        if op.outputs[0].shape.rank == 0:
+            if d.bool_operator and all(t.dtype.is_bool for t in op.inputs):
+                return d.bool_operator.format(*args)
+            if d.operator:
+                return d.operator.format(*[f"_bool_({a})" if t.dtype.is_bool else a
+                                           for a, t in zip(args, op.inputs)])
         if d.ufunc is None:
             return None
         donor = op.notes.get("reuse") if op.notes else None
@@ -376,45 +470,10 @@ class _Compiler:
             args.append(f"out={env[donor]}")      # (by position is deprecated in numpy 2.4)
         return f"{self.glob(d.ufunc, '_np_' + d.ufunc.__name__)}({', '.join(args)})"
 
-    def special(self, op, env):
-        kind, a = op.type, op.attrs
-        x = self.ref(env, op.inputs[0], kind == "getitem")
-        if kind in ("identity", "stop_gradient"):
-            return x
-        if kind == "matmul":
-            if a:
-                return None
-            return f"{self.glob(np.matmul, '_np_matmul')}({x}, {self.ref(env, op.inputs[1], False)})"
-        if kind == "reshape" and len(op.inputs) == 1:
-            return f"{self.glob(np.reshape, '_np_reshape')}({x}, {self.literal(a['shape'])})"
-        if kind == "transpose":
-            return f"{self.glob(np.transpose, '_np_transpose')}({x}, {self.literal(a['perm'])})"
-        if kind == "expand_dims":
-            return f"{self.glob(np.expand_dims, '_np_expand_dims')}({x}, {self.literal(a['axis'])})"
-        if kind == "getitem":
-            return self.getitem(op, env, x)
-        return None
-
-    def getitem(self, op, env, x):
-        dynamic = [self.ref(env, t, True) for t in op.inputs[1:]]
-        parts = []
-        for item in op.attrs["spec"]:
-            kind = item[0]
-            if kind == "i":
-                parts.append(repr(int(item[1])))
-            elif kind == "t":
-                parts.append(dynamic[item[1]])
-            elif kind == "s":
-                bounds = [f"{dynamic[v[1]]}.item()" if isinstance(v, tuple) else repr(v)
-                          for v in item[1:]]
-                parts.append(f"slice({', '.join(bounds)})")
-            elif kind == "n":
-                parts.append("None")
-            else:
-                parts.append("...")
-        if op.inputs[0].shape.rank in (None, 0):
-            x = f"_nd({x})"
-        return f"_nd({x}[({', '.join(parts)}{',' if parts else ''})])"
+    def numpy_scalar(self, env, t):
+        """The expression for `t` where a numpy value is needed (a Python bool is not)."""
+        r = self.ref(env, t, True)
+        return f"_bool_({r})" if t.dtype.is_bool and t.shape.rank == 0 else r
 
     # -- control flow and bodies, inlined ---------------------------------------------------------
     def sub_env(self, op, env, sub, pairs, loop_vars=None):
@@ -453,7 +512,7 @@ class _Compiler:
 
     inline_fused = inline_call
 
-    def inline_while(self, op, env, indent, mine):
+    def inline_while(self, op, env, indent, mine, switch=None):
         (cond_g, cond_pairs), (body_g, body_pairs) = subgraph_feeds(op)
         a = op.attrs
         n = a["n_vars"]
@@ -467,7 +526,11 @@ class _Compiler:
         for j, r in rows.items():
             self.emit(indent, f"{r} = []")
         guard, i = self.fresh("guard"), self.fresh("i")
-        self.emit(indent, f"{guard} = _loop_guard()", op)
+        if switch is not None:
+            region, v, args = switch
+            self.emit(indent, f"{guard} = {region}.guard(0)", op)
+        else:
+            self.emit(indent, f"{guard} = _loop_guard()", op)
         limit = a["maximum_iterations"]
         if limit is None:
             self.emit(indent, f"for {i} in _count():", op)
@@ -481,12 +544,19 @@ class _Compiler:
         self.emit(indent + 1, f"if not {test}:", op)
         self.emit(indent + 2, "break")
         self.emit(indent + 1, f"if {i} == {guard}:", op)
-        self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
+        if switch is None:
+            self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
+        else:        # into the compiled loop with this state, or on in this one
+            state = ", ".join(names + args)
+            self.emit(indent + 2, f"{v} = {region}.switch({i}, {state})", op)
+            self.emit(indent + 2, f"if {v} is not None:", op)
+            self.emit(indent + 3, "break")
+            self.emit(indent + 2, f"{guard} = {region}.guard({i} + 1)", op)
         skip = {}
         for j, (cat, grow, item) in grows.items():
             skip[cat] = None
             skip[grow] = (lambda e, r=rows[j], item=item:
-                          f"{r}.append({self.ref(e, item, True)})")
+                          f"{r}.append({self.numpy_scalar(e, item)})")
         results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, loop_vars),
                              indent + 1, skip=skip)
         keep = [j for j in range(n) if j not in grows]
@@ -498,6 +568,42 @@ class _Compiler:
         for j, r in rows.items():
             self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", op)
             self.emit(indent, f"del {r}")
+
+
+def _array_constants(ops):
+    """The array constants `ops` and their sub-graphs read (compiled code takes them as
+    arguments; scalars are written into its source)."""
+    found = []
+    for op in ops:
+        if op.type == "const" and op.attrs["value"].ndim:
+            found.append(op.outputs[0])
+        for sub in op.subgraphs():
+            found.extend(_array_constants(sub.ops))
+    return found
+
+
+class _Operands:
+    """The sources of an op's operands, for its registry entry's `emit`."""
+
+    __slots__ = ("compiler", "env", "op")
+
+    def __init__(self, compiler, env, op):
+        self.compiler, self.env, self.op = compiler, env, op
+
+    def array(self, i):
+        """Operand i as an array (a rank-0 value as a 0-d array)."""
+        return self.compiler.ref(self.env, self.op.inputs[i], False)
+
+    def scalar(self, i):
+        """Operand i, a rank-0 value as a numpy scalar (or Python bool)."""
+        return self.compiler.ref(self.env, self.op.inputs[i], True)
+
+    def literal(self, value):
+        return self.compiler.literal(value)
+
+    def name(self, obj, base):
+        """A name in the generated code's namespace bound to `obj`."""
+        return self.compiler.glob(obj, base)
 
 
 def _threads():

@@ -11,6 +11,10 @@
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
 plan of steps (`runtime.executor.Plan`). Both run the graph the passes of
 `runtime.passes` made (unless optimizations are off) and give identical results.
+"compiled" is the fast executor with its lowerable regions compiled by numba
+(`runtime.compiled`; the `jit` extra), as `rt.function(jit_compile=True)` asks for
+one function: when regions compile is `set_compile_policy`'s to say,
+`compiled_regions()` reports what was compiled and why the rest was not.
 
 The loop iteration limit (None by default) applies to every tensor loop: graph
 `while` ops under both executors, `rt.while_loop` run eagerly, and a converted
@@ -30,9 +34,11 @@ import os
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
            "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads",
            "set_loop_iteration_limit", "get_loop_iteration_limit", "set_memory_budget",
-           "get_memory_budget", "options"]
+           "get_memory_budget", "options", "set_compile_policy", "get_compile_policy",
+           "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions"]
 
-EXECUTORS = ("fast", "plain")
+EXECUTORS = ("fast", "plain", "compiled")
+COMPILE_POLICIES = ("hot", "always", "never")
 PASS_NAMES = ("algebraic", "constant_folding", "cse", "pruning", "fusion", "parallel", "memory",
               "rematerialization", "quantize")
 DEFAULT_PASSES = frozenset(PASS_NAMES) - {"rematerialization"}    # it trades time for memory
@@ -42,6 +48,9 @@ _state = {
     "passes": DEFAULT_PASSES,
     "threads": None,            # None: os.cpu_count()
     "loop_limit": None,         # None: tensor loops may run forever
+    "compile_policy": {"policy": "hot", "calls": 50, "loop_iterations": 5000,
+                       "background": True},
+    "compile_cache": None,      # None: the user cache dir
     "memory_budget": None,      # None: graphs keep what their gradients need
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
@@ -54,7 +63,8 @@ def _changed():
 
 
 def set_executor(name):
-    """Select the executor that runs graphs: "fast" (compiled) or "plain" (step by step)."""
+    """Select the executor that runs graphs: "fast" (generated Python), "plain" (step by
+    step) or "compiled" (the fast one with regions compiled by numba)."""
     if name not in EXECUTORS:
         raise ValueError(f"Unknown executor {name!r}; choose one of {EXECUTORS}")
     _state["executor"] = name
@@ -122,6 +132,53 @@ def get_loop_iteration_limit():
     return _state["loop_limit"]
 
 
+def set_compile_policy(policy=None, *, calls=None, loop_iterations=None, background=None):
+    """When the compiled tier compiles a region: "hot" (once entered `calls` times, or a
+    loop once it made `loop_iterations` iterations in one run; on a background thread
+    unless `background=False`), "always" (before its first run, on the calling thread)
+    or "never". Arguments left out keep their setting."""
+    current = dict(_state["compile_policy"])
+    if policy is not None:
+        if policy not in COMPILE_POLICIES:
+            raise ValueError(f"Unknown compile policy {policy!r}; choose one of "
+                             f"{COMPILE_POLICIES}")
+        current["policy"] = policy
+    for key, value in (("calls", calls), ("loop_iterations", loop_iterations)):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{key} must be an int >= 1, got {value!r}")
+            current[key] = value
+    if background is not None:
+        current["background"] = bool(background)
+    _state["compile_policy"] = current
+
+
+def get_compile_policy():
+    """{"policy", "calls", "loop_iterations", "background"} (see set_compile_policy)."""
+    return _state["compile_policy"]
+
+
+def set_compile_cache_dir(path):
+    """Where compiled regions are cached on disk (None: the user cache dir)."""
+    _state["compile_cache"] = None if path is None else os.fspath(path)
+
+
+def get_compile_cache_dir():
+    path = _state["compile_cache"]
+    if path is not None:
+        return path
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "autograph-runtime", "compiled")
+
+
+def compiled_regions():
+    """A list of dicts, one per region of the compiled tier (its graph, ops, "state":
+    compiled, cold, pending, compiling, failed; "reason" when it failed) and one per op
+    left to the fast executor (state "not lowered", the reason)."""
+    from . import compiled
+    return compiled.report()
+
+
 def check_memory_budget(nbytes):
     """`nbytes` if it is a memory budget (None, or an int of bytes > 0), else ValueError."""
     if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, int)
@@ -144,7 +201,7 @@ def get_memory_budget():
 
 @contextlib.contextmanager
 def options(executor=None, optimizations=None, inter_op_threads=False,
-            loop_iteration_limit=False, memory_budget=False):
+            loop_iteration_limit=False, memory_budget=False, compile_policy=None):
     """Temporarily change settings: `with rt.config.options(executor="plain"): ...`.
 
     `inter_op_threads`, `loop_iteration_limit` and `memory_budget` take None as a
@@ -160,6 +217,8 @@ def options(executor=None, optimizations=None, inter_op_threads=False,
             set_inter_op_threads(inter_op_threads)
         if loop_iteration_limit is not False:
             set_loop_iteration_limit(loop_iteration_limit)
+        if compile_policy is not None:
+            set_compile_policy(compile_policy)
         if memory_budget is not False:
             set_memory_budget(memory_budget)
         yield
@@ -179,3 +238,9 @@ if os.environ.get("RT_OPTIMIZE"):
         "0", "1", "false", "true", "no", "yes") else _value.split(","))
 if os.environ.get("RT_LOOP_LIMIT", "").strip().lower() not in ("", "none"):
     set_loop_iteration_limit(int(os.environ["RT_LOOP_LIMIT"]))
+# RT_COMPILE_POLICY=always compiles every region of the compiled tier at once (tests);
+# RT_COMPILE_CACHE=dir keeps compiled regions there.
+if os.environ.get("RT_COMPILE_POLICY"):
+    set_compile_policy(os.environ["RT_COMPILE_POLICY"])
+if os.environ.get("RT_COMPILE_CACHE"):
+    set_compile_cache_dir(os.environ["RT_COMPILE_CACHE"])

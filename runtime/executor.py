@@ -157,16 +157,24 @@ def _function_runner(graph):
         target = graph._plans.get(key)
         if target is None:
             target = graph._plans[key] = passes.optimize(graph)
-    run = _runner(target)
+    run = _runner(target, getattr(graph, "jit_compile", False))
     graph._plans[version] = run
     return run
 
 
-def _runner(graph):
-    if config.get_executor() == "fast":
-        from .codegen_executor import compile_graph
-        return compile_graph(graph).fn
-    return plan_for(graph).run
+def _runner(graph, jit_compile=False):
+    """The executor config names; "compiled" also for a jit_compile graph (unless the
+    plain one is asked for), the fast one instead when numba is missing."""
+    executor = config.get_executor()
+    if executor == "plain":
+        return plan_for(graph).run
+    from .codegen_executor import compile_graph
+    if executor == "compiled" or jit_compile:
+        from . import compiled
+        if compiled.available():
+            return compile_graph(graph, jit=True).fn
+        compiled.warn_unavailable()
+    return compile_graph(graph).fn
 
 
 def runner_for(graph, fetches, feeds, targets):

@@ -359,7 +359,7 @@ class Function:
     """A Python function traced into graphs per input signature (see `rt.function`)."""
 
     def __init__(self, python_function, input_signature=None, name=None, _tracer=None,
-                 memory_budget=None):
+                 jit_compile=False, memory_budget=None):
         if not callable(python_function):
             raise TypeError(f"rt.function expects a callable (a function or method), got "
                             f"{type(python_function).__name__} {python_function!r:.60}")
@@ -374,6 +374,7 @@ class Function:
         self._bound = weakref.WeakKeyDictionary()
         self._bound_strong = {}
         self._tracer = _tracer              # autograph passes the converted function here
+        self.jit_compile = bool(jit_compile)    # its graphs run in the compiled tier
         self.memory_budget = config.check_memory_budget(memory_budget)   # bytes, or None
         self._sig = None
         self._fast_arity = None
@@ -417,7 +418,7 @@ class Function:
                 method = _bind_weakly(self.python_function, instance, owner)
                 tracer = _bind_weakly(self._tracer, instance, owner) if self._tracer else None
                 bound = type(self)(method, self._signature_structure, self._name, tracer,
-                                   memory_budget=self.memory_budget)
+                                   self.jit_compile, memory_budget=self.memory_budget)
                 try:
                     self._bound[instance] = bound
                 except TypeError:
@@ -501,6 +502,7 @@ class Function:
                 fn = self._tracer if self._tracer is not None else self.python_function
                 concrete = trace_into_graph(fn, list(args), kwargs, self._name,
                                             self._arg_names_for(args))
+                concrete.graph.jit_compile = self.jit_compile
                 if self.memory_budget is not None:
                     concrete.graph.memory_budget = self.memory_budget   # read by the passes
                 if not any(isinstance(outer, SymbolicTensor)
@@ -592,15 +594,17 @@ def _check_input_signature(signature):
                             f"alone: rt.TensorSpec(None, {leaf!r}))")
 
 
-def function(func=None, *, input_signature=None, name=None, memory_budget=None):
+def function(func=None, *, input_signature=None, name=None, jit_compile=False,
+             memory_budget=None):
     """Decorator: trace `func` into a graph per input signature and run the graph.
 
+    `jit_compile=True`: its graphs run in the compiled tier (`runtime.compiled`).
     `memory_budget` (bytes): its graphs recompute loops' collected values until their
     planned peak memory fits (see `rt.config.set_memory_budget`)."""
     if func is None:
         return functools.partial(function, input_signature=input_signature, name=name,
-                                 memory_budget=memory_budget)
+                                 jit_compile=jit_compile, memory_budget=memory_budget)
     if isinstance(func, Function):
         return func
-    return Function(func, input_signature=input_signature, name=name,
+    return Function(func, input_signature=input_signature, name=name, jit_compile=jit_compile,
                     memory_budget=memory_budget)

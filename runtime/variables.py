@@ -112,13 +112,13 @@ _READ = registry.register("read_variable", _read_kernel, _read_infer, effect="re
 # A read's gradient goes to its variable (the backward pass handles read_variable);
 # nothing flows through an assignment.
 _ASSIGN = registry.register("assign", _assign_kernel, _assign_infer, stateful=True,
-                            effect="write", grad=no_gradient)
+                            effect="write", grad=no_gradient, retains_inputs=False)
 _ASSIGN_ADD = registry.register("assign_add", _update_kernel(np.add, "add", "to"),
                                 _update_infer("add", "to"), stateful=True, effect="write",
-                                grad=no_gradient)
+                                grad=no_gradient, retains_inputs=False)
 _ASSIGN_SUB = registry.register("assign_sub", _update_kernel(np.subtract, "subtract", "from"),
                                 _update_infer("subtract", "from"), stateful=True, effect="write",
-                                grad=no_gradient)
+                                grad=no_gradient, retains_inputs=False)
 
 
 def _in_function_graph(graph):

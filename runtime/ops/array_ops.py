@@ -118,7 +118,20 @@ def _reshape_grad(op, grad):
     return [reshape(grad, _shape_of(op.inputs[0]))] + [None] * (len(op.inputs) - 1)
 
 
-_RESHAPE = registry.register("reshape", _reshape_kernel, _reshape_infer, grad=_reshape_grad)
+def _reshape_emit(op, src):
+    if len(op.inputs) != 1:
+        return None
+    return f"{src.name(np.reshape, 'np_reshape')}({src.array(0)}, {src.literal(op.attrs['shape'])})"
+
+
+def _reshape_lower(op, src):
+    if len(op.inputs) != 1 or not op.inputs[0].shape.rank:
+        return None
+    return f"np.ascontiguousarray({src.value(0)}).reshape({src.literal(op.attrs['shape'])})"
+
+
+_RESHAPE = registry.register("reshape", _reshape_kernel, _reshape_infer, grad=_reshape_grad,
+                             emit=_reshape_emit, lower=_reshape_lower)
 
 
 def reshape(tensor, shape, name=None):
@@ -154,8 +167,20 @@ def _transpose_grad(op, grad):
     return [transpose(grad, None if perm is None else [int(p) for p in np.argsort(perm)])]
 
 
+def _transpose_emit(op, src):
+    return (f"{src.name(np.transpose, 'np_transpose')}({src.array(0)}, "
+            f"{src.literal(op.attrs['perm'])})")
+
+
+def _transpose_lower(op, src):
+    if not op.inputs[0].shape.rank:
+        return None
+    perm = op.attrs["perm"]
+    return f"{src.value(0)}.T" if perm is None else f"{src.value(0)}.transpose({perm!r})"
+
+
 _TRANSPOSE = registry.register("transpose", _transpose_kernel, _transpose_infer,
-                               grad=_transpose_grad)
+                               grad=_transpose_grad, emit=_transpose_emit, lower=_transpose_lower)
 
 
 def transpose(a, perm=None, name=None):
@@ -186,8 +211,13 @@ def _expand_dims_infer(inputs, axis):
     return [(TensorShape(dims), x.dtype)]
 
 
+def _expand_dims_emit(op, src):
+    return (f"{src.name(np.expand_dims, 'np_expand_dims')}({src.array(0)}, "
+            f"{src.literal(op.attrs['axis'])})")
+
+
 _EXPAND_DIMS = registry.register("expand_dims", _expand_dims_kernel, _expand_dims_infer,
-                                 grad=_reshape_grad)
+                                 grad=_reshape_grad, emit=_expand_dims_emit)
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
@@ -714,7 +744,8 @@ def _where_grad(op, grad):
             unbroadcast(_select(logical_not(cond), grad), y)]
 
 
-_WHERE = registry.register("where", _where_kernel, _where_infer, grad=_where_grad, elementwise=True, fresh=True)
+_WHERE = registry.register("where", _where_kernel, _where_infer, grad=_where_grad,
+                           elementwise=True, fresh=True, lower="{1} if {0} else {2}")
 
 
 def _argwhere_kernel(cond):
@@ -897,9 +928,19 @@ def _identity_grad(op, grad):
     return [grad]
 
 
-_IDENTITY = registry.register("identity", _identity_kernel, _same_infer, grad=_identity_grad)
+def _identity_emit(op, src):
+    return src.array(0)
+
+
+def _identity_lower(op, src):
+    return src.value(0)
+
+
+_IDENTITY = registry.register("identity", _identity_kernel, _same_infer, grad=_identity_grad,
+                              weak_result=registry.same_weak_result, emit=_identity_emit,
+                              lower=_identity_lower)
 _STOP_GRADIENT = registry.register("stop_gradient", _identity_kernel, _same_infer,
-                                   grad=no_gradient)
+                                   grad=no_gradient, emit=_identity_emit, lower=_identity_lower)
 
 
 def identity(input, name=None):  # noqa: A002
@@ -1031,7 +1072,51 @@ def _getitem_grad(op, grad):
         [None] * len(dynamic)
 
 
-_GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer, grad=_getitem_grad)
+def _getitem_emit(op, src):
+    """`_nd(x[(index,)])`: numpy's own indexing, written out."""
+    parts = []
+    for item in op.attrs["spec"]:
+        kind = item[0]
+        if kind == "i":
+            parts.append(repr(int(item[1])))
+        elif kind == "t":
+            parts.append(src.scalar(1 + item[1]))
+        elif kind == "s":
+            bounds = [f"{src.scalar(1 + v[1])}.item()" if isinstance(v, tuple) else repr(v)
+                      for v in item[1:]]
+            parts.append(f"slice({', '.join(bounds)})")
+        elif kind == "n":
+            parts.append("None")
+        else:
+            parts.append("...")
+    x = src.scalar(0)
+    if op.inputs[0].shape.rank in (None, 0):
+        x = f"_nd({x})"
+    return f"_nd({x}[({', '.join(parts)}{',' if parts else ''})])"
+
+
+def _getitem_lower(op, src):
+    """Static ints and slices, and rank-0 int tensors (bounds checked: a fault)."""
+    x = op.inputs[0]
+    if not x.shape.rank or x.shape.rank < sum(1 for item in op.attrs["spec"] if item[0] in "its"):
+        return None
+    parts = []
+    for axis, item in enumerate(op.attrs["spec"]):
+        kind = item[0]
+        if kind == "i":
+            parts.append(repr(int(item[1])))
+        elif kind == "s" and not any(isinstance(v, tuple) for v in item[1:]):
+            parts.append(":".join("" if v is None else repr(v) for v in item[1:]))
+        elif kind == "t" and op.inputs[1 + item[1]].shape.rank == 0 and \
+                op.inputs[1 + item[1]].dtype.is_integer:
+            parts.append(src.checked_index(src.value(1 + item[1]), src.value(0), axis))
+        else:
+            return None
+    return f"{src.value(0)}[{', '.join(parts)}{',' if len(parts) == 1 else ''}]"
+
+
+_GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer, grad=_getitem_grad,
+                             emit=_getitem_emit, lower=_getitem_lower)
 
 
 def getitem(tensor, key):

@@ -204,7 +204,8 @@ def _no_outputs(inputs, **_):
     return []
 
 
-_PRINT = registry.register("print", _print_kernel, _no_outputs, stateful=True)
+_PRINT = registry.register("print", _print_kernel, _no_outputs, stateful=True,
+                           retains_inputs=False)
 
 
 def print_(*values, sep=" ", end="\n", file=None, name=None):
@@ -233,7 +234,8 @@ def _assert_kernel(condition, *arrays, template, summarize):
     raise AssertionFailedError("assertion failed: " + " ".join(parts))
 
 
-_ASSERT = registry.register("assert", _assert_kernel, _no_outputs, stateful=True)
+_ASSERT = registry.register("assert", _assert_kernel, _no_outputs, stateful=True,
+                            retains_inputs=False)
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name

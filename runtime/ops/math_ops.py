@@ -175,9 +175,9 @@ def _quiet(fn):
     return kernel
 
 
-def _define_unary(name, kernel, grad=None):
+def _define_unary(name, kernel, grad=None, **traits):
     opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
-                              elementwise=True, fresh=True)
+                              elementwise=True, fresh=True, **traits)
 
     float_function = is_float_function(kernel, 1)
 
@@ -191,9 +191,9 @@ def _define_unary(name, kernel, grad=None):
     return op
 
 
-def _define_binary(name, kernel, grad=None):
+def _define_binary(name, kernel, grad=None, **traits):
     opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
-                              elementwise=True, fresh=True)
+                              elementwise=True, fresh=True, **traits)
 
     float_function = is_float_function(kernel, 2)
 
@@ -220,7 +220,8 @@ def _cast_grad(op, grad):
     return [cast(grad, x.dtype) if x.dtype.is_floating else None]
 
 
-_CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad, elementwise=True, fresh=True)
+_CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad, elementwise=True,
+                          fresh=True, weak_result=registry.dtype_weak_result, lower="{0}")
 
 
 def cast(x, dtype, name=None):
@@ -455,54 +456,92 @@ def _relu(x):
     return np.maximum(x, x.dtype.type(0))
 
 
-negative = _define_unary("negative", np.negative, _negative_grad)
-abs = _define_unary("abs", np.abs, _abs_grad)  # noqa: A001 - the public name is rt.abs
-sign = _define_unary("sign", np.sign, _zero_grad)
-sqrt = _define_unary("sqrt", _quiet(np.sqrt), _sqrt_grad)
+# Traits: `operator`/`bool_operator` (the fast executor's rank-0 source), `weak_result`
+# (a result standing for a Python number), `lower` (one element in the compiled tier;
+# operands arrive cast to the ufunc's loop dtypes, the result is cast to the op's dtype).
+_ARITH = registry.arithmetic_weak_result
+_BOOL = registry.bool_weak_result
+
+negative = _define_unary("negative", np.negative, _negative_grad, operator="-{0}",
+                         weak_result=_ARITH, lower="-{0}")
+abs = _define_unary("abs", np.abs, _abs_grad, operator="abs({0})",  # noqa: A001 - rt.abs
+                    weak_result=_ARITH, lower="abs({0})")
+sign = _define_unary("sign", np.sign, _zero_grad, lower="np.sign({0})")
+sqrt = _define_unary("sqrt", _quiet(np.sqrt), _sqrt_grad, lower="np.sqrt({0})")
 rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), _rsqrt_grad)
-square = _define_unary("square", np.square, _square_grad)
-exp = _define_unary("exp", _quiet(np.exp), _exp_grad)
-log = _define_unary("log", _quiet(np.log), _log_grad)
-log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad)
-sin = _define_unary("sin", np.sin, _sin_grad)
-cos = _define_unary("cos", np.cos, _cos_grad)
-tan = _define_unary("tan", np.tan, _tan_grad)
-tanh = _define_unary("tanh", np.tanh, _tanh_grad)
-sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad)
-relu = _define_unary("relu", _relu, _relu_grad)
-softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad)
-floor = _define_unary("floor", np.floor, _zero_grad)
-ceil = _define_unary("ceil", np.ceil, _zero_grad)
+square = _define_unary("square", np.square, _square_grad, weak_result=_ARITH,
+                       lower="{0} * {0}")
+exp = _define_unary("exp", _quiet(np.exp), _exp_grad, simd=True, lower="np.exp({0})")
+log = _define_unary("log", _quiet(np.log), _log_grad, simd=True, lower="np.log({0})")
+log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad, simd=True, lower="np.log1p({0})")
+sin = _define_unary("sin", np.sin, _sin_grad, simd=True, lower="np.sin({0})")
+cos = _define_unary("cos", np.cos, _cos_grad, simd=True, lower="np.cos({0})")
+tan = _define_unary("tan", np.tan, _tan_grad, simd=True, lower="np.tan({0})")
+tanh = _define_unary("tanh", np.tanh, _tanh_grad, simd=True, lower="np.tanh({0})")
+sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, simd=True, lower="_sigmoid({0}, {dtype}(1))")
+relu = _define_unary("relu", _relu, _relu_grad, lower="_maximum({0}, {dtype}(0))")
+softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad,
+                         simd=True, lower="np.logaddexp({dtype}(0), {0})")
+floor = _define_unary("floor", np.floor, _zero_grad, lower="np.floor({0})")
+ceil = _define_unary("ceil", np.ceil, _zero_grad, lower="np.ceil({0})")
 round = _define_unary("round", np.round, _zero_grad)  # noqa: A001 - banker's rounding, like TF
 reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal), _reciprocal_grad)
-logical_not = _define_unary("logical_not", np.logical_not)
-invert = _define_unary("invert", np.invert)
-is_nan = _define_unary("is_nan", np.isnan)
-is_finite = _define_unary("is_finite", np.isfinite)
+logical_not = _define_unary("logical_not", np.logical_not, operator="(not {0})",
+                            bool_operator="(not {0})", weak_result=_BOOL, lower="not {0}")
+invert = _define_unary("invert", np.invert, operator="~{0}", bool_operator="(not {0})",
+                       lower=lambda dtypes: "not {0}" if dtypes[0].kind == "b" else "~{0}")
+is_nan = _define_unary("is_nan", np.isnan, lower="np.isnan({0})")
+is_finite = _define_unary("is_finite", np.isfinite, lower="np.isfinite({0})")
 
-add = _define_binary("add", np.add, _add_grad)
-subtract = _define_binary("subtract", np.subtract, _subtract_grad)
-multiply = _define_binary("multiply", np.multiply, _multiply_grad)
-divide = _define_binary("divide", _quiet(np.true_divide), _divide_grad)
-floordiv = _define_binary("floordiv", _quiet(np.floor_divide), no_gradient)
-mod = _define_binary("mod", _quiet(np.mod), _mod_grad)
-pow = _define_binary("pow", _quiet(np.power), _pow_grad)  # noqa: A001
-maximum = _define_binary("maximum", np.maximum, _extremum_grad(lambda x, y: x >= y))
-minimum = _define_binary("minimum", np.minimum, _extremum_grad(lambda x, y: x <= y))
-equal = _define_binary("equal", np.equal)
-not_equal = _define_binary("not_equal", np.not_equal)
-less = _define_binary("less", np.less)
-less_equal = _define_binary("less_equal", np.less_equal)
-greater = _define_binary("greater", np.greater)
-greater_equal = _define_binary("greater_equal", np.greater_equal)
-logical_and = _define_binary("logical_and", np.logical_and)
-logical_or = _define_binary("logical_or", np.logical_or)
-logical_xor = _define_binary("logical_xor", np.logical_xor)
-bitwise_and = _define_binary("bitwise_and", np.bitwise_and)
-bitwise_or = _define_binary("bitwise_or", np.bitwise_or)
-bitwise_xor = _define_binary("bitwise_xor", np.bitwise_xor)
+
+def _binary(symbol, **traits):
+    """The traits of an op written `a SYMBOL b` on numpy scalars and in compiled code."""
+    return dict(operator=f"{{0}} {symbol} {{1}}", lower=f"{{0}} {symbol} {{1}}", **traits)
+
+
+def _comparison(symbol):
+    return _binary(symbol, bool_operator=f"{{0}} {symbol} {{1}}", weak_result=_BOOL)
+
+
+def _logical(symbol):
+    return dict(bool_operator=f"{{0}} {symbol} {{1}}", weak_result=_BOOL,
+                lower=f"{{0}} {symbol} {{1}}")
+
+
+add = _define_binary("add", np.add, _add_grad, **_binary("+", weak_result=_ARITH))
+subtract = _define_binary("subtract", np.subtract, _subtract_grad,
+                          **_binary("-", weak_result=_ARITH))
+multiply = _define_binary("multiply", np.multiply, _multiply_grad,
+                          **_binary("*", weak_result=_ARITH))
+divide = _define_binary("divide", _quiet(np.true_divide), _divide_grad,
+                        **_binary("/", weak_result=registry.division_weak_result))
+floordiv = _define_binary("floordiv", _quiet(np.floor_divide), no_gradient, operator="{0} // {1}",
+                          weak_result=_ARITH, lower=lambda dtypes: "_ifloordiv({0}, {1})"
+                          if dtypes[0].kind in "iu" else "{0} // {1}")
+mod = _define_binary("mod", _quiet(np.mod), _mod_grad, operator="{0} % {1}", weak_result=_ARITH,
+                     lower=lambda dtypes: "_imod({0}, {1})" if dtypes[0].kind in "iu"
+                     else "{0} % {1}")
+pow = _define_binary("pow", _quiet(np.power), _pow_grad, weak_result=_ARITH, simd=True,  # noqa: A001
+                     lower=lambda dtypes: "{0} ** {1}" if dtypes[0].kind in "fc" else None)
+maximum = _define_binary("maximum", np.maximum, _extremum_grad(lambda x, y: x >= y),
+                         weak_result=_ARITH, lower="_maximum({0}, {1})")
+minimum = _define_binary("minimum", np.minimum, _extremum_grad(lambda x, y: x <= y),
+                         weak_result=_ARITH, lower="_minimum({0}, {1})")
+equal = _define_binary("equal", np.equal, **_comparison("=="))
+not_equal = _define_binary("not_equal", np.not_equal, **_comparison("!="))
+less = _define_binary("less", np.less, **_comparison("<"))
+less_equal = _define_binary("less_equal", np.less_equal, **_comparison("<="))
+greater = _define_binary("greater", np.greater, **_comparison(">"))
+greater_equal = _define_binary("greater_equal", np.greater_equal, **_comparison(">="))
+logical_and = _define_binary("logical_and", np.logical_and, **_logical("&"))
+logical_or = _define_binary("logical_or", np.logical_or, **_logical("|"))
+logical_xor = _define_binary("logical_xor", np.logical_xor, **_logical("^"))
+bitwise_and = _define_binary("bitwise_and", np.bitwise_and, **_binary("&", bool_operator="{0} & {1}"))
+bitwise_or = _define_binary("bitwise_or", np.bitwise_or, **_binary("|", bool_operator="{0} | {1}"))
+bitwise_xor = _define_binary("bitwise_xor", np.bitwise_xor, **_binary("^", bool_operator="{0} ^ {1}"))
 squared_difference = _define_binary("squared_difference", lambda x, y: np.square(x - y),
-                                    _squared_difference_grad)
+                                    _squared_difference_grad,
+                                    lower="({0} - {1}) * ({0} - {1})")
 
 truediv = divide
 floor_div = floordiv
@@ -520,7 +559,8 @@ def _clip_kernel(t, lo, hi):
 
 
 _CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip_kernel),
-                          grad=_clip_grad, elementwise=True, fresh=True)
+                          grad=_clip_grad, elementwise=True, fresh=True,
+                          lower="_minimum(_maximum({0}, {1}), {2})")
 
 
 def add_n(inputs, name=None):
@@ -582,12 +622,13 @@ def _axis_attr(axis, x):
     return _norm_axis(axis, x.shape)
 
 
-def _define_reduction(name, kernel, out_dtype=None, grad=None):
+def _define_reduction(name, kernel, out_dtype=None, grad=None, lower=None):
     def infer(inputs, axis, keepdims):
         x = inputs[0]
         dtype = out_dtype(x.dtype) if out_dtype else x.dtype
         return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
-    opdef = registry.register(name, kernel, infer, grad=grad, fresh=True)
+    opdef = registry.register(name, kernel, infer, grad=grad, fresh=True,
+                              lower=lower and (lambda op, src: src.reduction(lower)))
     float_function = is_float_function(kernel, 1, (("axis", None), ("keepdims", False)))
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
@@ -692,13 +733,14 @@ def _prod_grad(op, grad):
     return [_unreduce(op, grad) * array_ops.where(is_zero, at_zero, elsewhere)]
 
 
-reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int, _sum_grad)
+# (`lower`: the kind of reduction loop the compiled tier writes; floats summed in float64)
+reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int, _sum_grad, "sum")
 reduce_prod = _define_reduction("reduce_prod", _prod_kernel, _bool_to_int, _prod_grad)
-reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _mean_dtype, _mean_grad)
-reduce_max = _define_reduction("reduce_max", _max_kernel, None, _min_max_grad)
-reduce_min = _define_reduction("reduce_min", _min_kernel, None, _min_max_grad)
-reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool)
-reduce_all = _define_reduction("reduce_all", _all_kernel, _to_bool)
+reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _mean_dtype, _mean_grad, "mean")
+reduce_max = _define_reduction("reduce_max", _max_kernel, None, _min_max_grad, "max")
+reduce_min = _define_reduction("reduce_min", _min_kernel, None, _min_max_grad, "min")
+reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool, None, "any")
+reduce_all = _define_reduction("reduce_all", _all_kernel, _to_bool, None, "all")
 
 
 def _arg_infer(inputs, axis, output_type):
@@ -808,7 +850,28 @@ def _matmul_grad(op, grad):
     return [unbroadcast(ga, op.inputs[0]), unbroadcast(gb, op.inputs[1])]
 
 
-_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer, grad=_matmul_grad, fresh=True)
+def _matmul_emit(op, src):
+    if op.attrs:
+        return None
+    return f"{src.name(np.matmul, 'np_matmul')}({src.array(0)}, {src.array(1)})"
+
+
+def _matmul_lower(op, src):
+    """np.dot (BLAS) of float matrices and vectors in compiled code."""
+    a, b = op.inputs
+    if a.shape.rank not in (1, 2) or b.shape.rank not in (1, 2) or not a.dtype.is_floating \
+            or a.dtype != b.dtype or a.dtype.np.itemsize < 4:
+        return None
+    x, y = src.value(0), src.value(1)
+    if op.attrs.get("transpose_a"):
+        x = f"{x}.T"
+    if op.attrs.get("transpose_b"):
+        y = f"{y}.T"
+    return f"np.dot(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"
+
+
+_MATMUL = registry.register("matmul", _matmul_kernel, _matmul_infer, grad=_matmul_grad,
+                            fresh=True, emit=_matmul_emit, lower=_matmul_lower)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):

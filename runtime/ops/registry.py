@@ -26,24 +26,35 @@ _REGISTRY = {}
 tape_hooks = []          # callables(opdef, inputs, attrs, outputs) run after eager ops
 
 
-NON_RETAINING_STATEFUL_OPS = frozenset("print assert assign assign_add assign_sub".split())
-
-
 class OpDef:
-    """The declaration of one op.
+    """The declaration of one op: everything the runtime knows about it, in one place.
 
     Optional traits: `elementwise` (each output element depends on the same-position
     input elements, numpy broadcasting), `fresh` (the kernel returns new arrays that
     share memory with nothing else; a memory plan may write into them once dead),
     `ufunc` (a numpy ufunc equal to the kernel, called with `out=`; found from the
-    kernel when it is one, `quiet` when the kernel wraps it in `np.errstate`).
+    kernel when it is one, `quiet` when the kernel wraps it in `np.errstate`),
+    `retains_inputs` (a stateful kernel that may keep its input arrays: default, whether
+    the op is stateful), `weak_result` ((widest weak kind of the inputs, result dtype)
+    -> the result's weak kind: the result stands for a Python number when all inputs do),
+    `operator` (source of the op on numpy scalars, "{0} + {1}": the fast executor's
+    rank-0 form), `bool_operator` (the same on bools, Python's or numpy's, giving a bool),
+    `emit` ((op, operand sources) -> source or None: the fast executor's line for an op
+    that is cheaper written out than called), `lower` (the compiled tier's lowering: for
+    elementwise ops the source of one element, "np.exp({0})"; else (op, operand sources)
+    -> numba-compatible source or None; ops without one split compiled regions), `simd`
+    (numpy's loop for arrays is vectorized beyond what a compiled element loop reaches,
+    e.g. exp and tanh: the compiled tier lowers only the op's rank-0 form).
     """
 
     __slots__ = ("name", "kernel", "infer", "stateful", "effect", "multi", "grad",
-                 "elementwise", "fresh", "ufunc", "quiet")
+                 "elementwise", "fresh", "ufunc", "quiet", "retains_inputs", "weak_result",
+                 "operator", "bool_operator", "emit", "lower", "simd")
 
     def __init__(self, name, kernel, infer, stateful=False, effect=None, multi=False,
-                 grad=None, elementwise=False, fresh=False):
+                 grad=None, elementwise=False, fresh=False, retains_inputs=None,
+                 weak_result=None, operator=None, bool_operator=None, emit=None, lower=None,
+                 simd=False):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -53,17 +64,19 @@ class OpDef:
         self.grad = grad
         self.elementwise = elementwise    # declared where the op is registered
         self.fresh = fresh
+        self.retains_inputs = stateful if retains_inputs is None else retains_inputs
+        self.weak_result = weak_result
+        self.operator = operator
+        self.bool_operator = bool_operator
+        self.emit = emit
+        self.lower = lower
+        self.simd = simd
         wrapped = getattr(kernel, "__wrapped__", None)
         self.ufunc, self.quiet = None, False
         if self.elementwise and isinstance(kernel, np.ufunc):
             self.ufunc = kernel
         elif self.elementwise and isinstance(wrapped, np.ufunc):
             self.ufunc, self.quiet = wrapped, True
-
-    @property
-    def retains_inputs(self):
-        """May the kernel keep references to its input arrays after it returns?"""
-        return self.stateful and self.name not in NON_RETAINING_STATEFUL_OPS
 
     def __repr__(self):
         return f"<OpDef {self.name}>"
@@ -101,7 +114,7 @@ def apply(opdef, inputs, attrs, name=None):
         raise _build_error(opdef, e) from None
     op = graph.create_op(opdef, inputs, attrs, specs, name=name,
                          origin=traceback_utils.user_frame(2))
-    rule = _WEAK_RESULTS.get(opdef.name)
+    rule = opdef.weak_result
     if rule is not None and inputs and op.outputs:
         kinds = [t.weak for t in inputs]
         if None not in kinds:
@@ -110,26 +123,30 @@ def apply(opdef, inputs, attrs, name=None):
     return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
 
 
-# Ops whose result stands for a Python number when all their inputs do (`i * 2 + 1` of a
-# loop counter, `i < n_python`): {op: (the inputs' widest kind, the result's dtype) -> the
-# result's weak kind}.
-def _arithmetic(kind, dtype):
+# Weak-result rules (the `weak_result` trait): (the inputs' widest kind, the result's
+# dtype) -> the result's weak kind (`i * 2 + 1` of a loop counter, `i < n_python`).
+def arithmetic_weak_result(kind, dtype):
     return "i" if kind == "b" else kind      # True + True is 2
+
+
+def same_weak_result(kind, dtype):
+    return kind
+
+
+def bool_weak_result(kind, dtype):
+    return "b"
+
+
+def division_weak_result(kind, dtype):
+    return "c" if kind == "c" else "f"
 
 
 _DTYPE_KINDS = {"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}
 
-_WEAK_RESULTS = {
-    **dict.fromkeys(("add", "subtract", "multiply", "floordiv", "mod", "negative", "abs",
-                     "pow", "square", "maximum", "minimum"), _arithmetic),
-    "identity": lambda kind, dtype: kind,
-    # (a weak int meeting a Python float, `i * 0.5`: the number of its new dtype's kind)
-    "cast": lambda kind, dtype: _DTYPE_KINDS.get(dtype.np.kind),
-    "divide": lambda kind, dtype: "c" if kind == "c" else "f",
-    **dict.fromkeys(("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-                     "logical_and", "logical_or", "logical_not", "logical_xor"),
-                    lambda kind, dtype: "b"),
-}
+
+def dtype_weak_result(kind, dtype):
+    """A weak int meeting a Python float (`i * 0.5`): the number of its new dtype's kind."""
+    return _DTYPE_KINDS.get(dtype.np.kind)
 
 
 def _apply_eager(opdef, inputs, attrs):

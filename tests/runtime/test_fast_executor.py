@@ -33,6 +33,26 @@ def test_a_graph_compiles_once_into_straight_line_source():
     check_same_results(f, *args)
 
 
+def test_a_converted_loops_break_flag_stays_a_python_bool():
+    import autograph as ag
+
+    def first_multiple(n, k):
+        i = 1
+        while i < n:
+            if i % k == 0:
+                break
+            i += 1
+        return i
+
+    f = ag.convert(first_multiple)
+    args = (rt.constant(50), rt.constant(7))
+    assert int(f(*args)) == 7
+    source = _program(f, *args).source
+    assert "(not while_" in source and "~" not in source      # Python's not, a Python bool
+    assert " = True" in source or "True," in source
+    check_same_results(f, *args)
+
+
 def test_identical_results_on_integer_edge_cases():
     def f(x, y):
         return x // y, x % y, x * y, -x, abs(x), x // 0, x % 0

@@ -1,0 +1,273 @@
+"""The compiled tier (runtime.compiled): regions of graphs compiled by numba.
+
+Each test runs a program under the compiled tier and checks it against the fast
+executor (or eager Python): values and dtypes, printed text, errors naming the op and
+the user's line, and what `rt.config.compiled_regions()` reports. Compiled regions are
+cached on disk (one directory per test session) so reruns do not recompile.
+"""
+import io
+import contextlib
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import autograph as ag
+import runtime as rt
+from runtime import compiled
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture(autouse=True)
+def compile_everything(tmp_path_factory):
+    """Compile every region before its first run, into this session's cache directory
+    (RT_COMPILE_CACHE's when set, so CI shares one)."""
+    saved = dict(rt.config._state)
+    cache = os.environ.get("RT_COMPILE_CACHE") or str(tmp_path_factory.getbasetemp() / "jit")
+    rt.config.set_compile_cache_dir(cache)
+    rt.config.set_compile_policy("always")
+    try:
+        yield
+    finally:
+        rt.config._state.update(saved)
+
+
+def regions_of(name):
+    return [r for r in rt.config.compiled_regions() if r["graph"] == name]
+
+
+def run_both(fn, *args):
+    """fn's results under the fast executor and under the compiled tier."""
+    with rt.config.options(executor="fast"):
+        fast = rt.nest.map_structure(np.asarray, rt.function(fn)(*args))
+    with rt.config.options(executor="compiled"):
+        jit = rt.nest.map_structure(np.asarray, rt.function(fn)(*args))
+    return fast, jit
+
+
+def assert_same(a, b):
+    for x, y in zip(rt.nest.flatten(a), rt.nest.flatten(b)):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        assert x.tobytes() == y.tobytes(), (x, y)
+
+
+@ag.convert(jit_compile=True)
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+@ag.convert(jit_compile=True)
+def count_primes(n):
+    count = 0
+    i = 2
+    while i < n:
+        j = 2
+        is_prime = True
+        while j * j <= i:
+            if i % j == 0:
+                is_prime = False
+                break
+            j += 1
+        if is_prime:
+            count += 1
+        i += 1
+    return count
+
+
+def test_a_converted_scalar_loop_becomes_one_compiled_loop():
+    assert int(collatz_steps(rt.constant(27))) == 111
+    loops = [r for r in regions_of("collatz_steps") if r["kind"] == "loop"]
+    assert loops and all(r["state"] == "compiled" for r in loops)
+
+
+def test_nested_loops_with_break_compile_and_count_like_python():
+    def primes(n):
+        return sum(all(i % j for j in range(2, int(i ** 0.5) + 1)) for i in range(2, n))
+    assert int(count_primes(rt.constant(500))) == primes(500)
+    assert any(r["kind"] == "loop" and r["state"] == "compiled"
+               for r in regions_of("count_primes"))
+
+
+def test_jit_compile_of_rt_function_uses_the_compiled_tier_under_the_fast_executor():
+    @rt.function(jit_compile=True)
+    def scaled(x, n):
+        return rt.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 1.5 + 1.0),
+                             [0, x])[1]
+
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    got = scaled(rt.constant(x), rt.constant(4))
+    want = x
+    for _ in range(4):
+        want = want * np.float32(1.5) + np.float32(1.0)
+    assert got.numpy().tobytes() == want.tobytes()
+    assert any(r["state"] == "compiled" for r in regions_of("scaled"))
+
+
+def test_integer_overflow_wraps_and_division_by_zero_gives_numpys_zero():
+    def f(a, b, n):
+        def body(i, acc, q, r):
+            return i + 1, acc * a + 7, q + a // b, r + a % b
+        return rt.while_loop(lambda i, *_: i < n, body, [0, a, a - a, a - a])[1:]
+
+    for dtype in (np.int32, np.int64, np.uint8):
+        args = [rt.constant(np.array(v, dtype)) for v in (123457, 0, 40)] if dtype != np.uint8 \
+            else [rt.constant(np.array(v, dtype)) for v in (201, 0, 40)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fast, jit = run_both(f, *args)
+        assert_same(fast, jit)
+
+
+def test_elementwise_chains_broadcast_and_keep_dtypes():
+    def f(x, row, k):
+        a = rt.tanh(x * 0.5 + row) * x - x * x / 3.0
+        b = rt.where(a > 0.0, a, -a) + rt.cast(k, rt.float32)
+        c = rt.cast(x * 10.0, rt.int32) // 3 + k
+        return b, c, rt.maximum(a, 0.0), rt.minimum(x, row)
+
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    row = np.array([-0.0, 0.0, np.nan, 2.0], np.float32)
+    fast, jit = run_both(f, x, row, np.int32(5))
+    for a, b in zip(fast, jit):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=2e-6, equal_nan=True)
+        assert np.array_equal(np.signbit(a), np.signbit(b))
+
+
+def test_matmul_in_a_loop_lowers_to_np_dot():
+    def f(h, w, n):
+        return rt.while_loop(lambda i, h: i < n,
+                             lambda i, h: (i + 1, rt.tanh(rt.matmul(h, w) + 0.1)), [0, h])[1]
+
+    rng = np.random.default_rng(0)
+    h = rng.normal(size=(4, 8)).astype(np.float32)
+    w = (rng.normal(size=(8, 8)) * 0.3).astype(np.float32)
+    fast, jit = run_both(f, h, w, np.int32(6))
+    np.testing.assert_allclose(fast, jit, rtol=1e-5, atol=1e-6)
+    with rt.config.options(executor="compiled"):
+        g = rt.function(f)
+        g(h, w, np.int32(6))
+    assert any(r["kind"] == "loop" and r["state"] == "compiled" for r in regions_of("f"))
+
+
+def test_a_loop_that_prints_is_not_compiled_and_the_report_says_why():
+    @ag.convert(jit_compile=True)
+    def noisy(n):
+        total = 0
+        for i in range(n):
+            total += i * i
+            print("step", i)
+        return total
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        result = noisy(rt.constant(3))
+    assert int(result) == 5 and out.getvalue() == "step 0\nstep 1\nstep 2\n"
+    reasons = [r["reason"] for r in regions_of("noisy") if r["state"] == "not lowered"]
+    assert any("print" in reason for reason in reasons), reasons
+
+
+def test_a_failing_index_in_compiled_code_raises_the_ops_error_at_the_users_line():
+    @ag.convert(jit_compile=True)
+    def pick(x, n):
+        total = 0.0
+        i = 0
+        while i < n:
+            total += x[i]
+            i += 1
+        return total
+
+    x = rt.constant(np.arange(4, dtype=np.float32))
+    assert float(pick(x, rt.constant(4))) == 6.0
+    with pytest.raises(rt.errors.OpError) as info:
+        pick(x, rt.constant(6))
+    assert "test_compiled.py" in str(info.value) and "getitem" in str(info.value)
+
+
+def test_the_loop_iteration_limit_names_the_loop_in_compiled_code():
+    with rt.config.options(loop_iteration_limit=50):
+        with pytest.raises(rt.errors.LoopIterationLimitError) as info:
+            count_primes(rt.constant(10**6))
+    assert "test_compiled.py" in str(info.value)
+
+
+def test_without_numba_jit_compile_warns_once_and_runs_the_fast_executor(monkeypatch):
+    monkeypatch.setattr(compiled, "available", lambda: False)
+    monkeypatch.setattr(compiled, "_warned", [])
+
+    @rt.function(jit_compile=True)
+    def double(x):
+        return x * 2
+
+    with pytest.warns(RuntimeWarning, match="'jit' extra"):
+        assert int(double(rt.constant(3))) == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(double(rt.constant(4))) == 8
+
+
+def test_a_region_numba_cannot_compile_falls_back_and_is_reported(monkeypatch):
+    def broken(region):
+        raise RuntimeError("numba is broken today")
+    monkeypatch.setattr(compiled, "_function", broken)
+
+    @rt.function(jit_compile=True)
+    def loop(n):
+        return rt.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), [0, 0])[1]
+
+    assert int(loop(rt.constant(5))) == 10
+    failed = [r for r in regions_of("loop") if r["state"] == "failed"]
+    assert failed and "numba is broken today" in failed[0]["reason"]
+
+
+def test_the_hot_policy_compiles_after_some_calls_or_moves_a_running_loop_over():
+    @rt.function(jit_compile=True)
+    def summed(n):
+        return rt.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i * 3), [0, 0])[1]
+
+    with rt.config.options(compile_policy="hot"):
+        rt.config.set_compile_policy(calls=3, loop_iterations=100, background=False)
+        assert int(summed(rt.constant(10))) == 135
+        assert int(summed(rt.constant(10))) == 135
+        assert all(r["state"] == "cold" for r in regions_of("summed") if r["kind"] == "loop")
+        assert int(summed(rt.constant(10))) == 135
+        assert any(r["state"] == "compiled" for r in regions_of("summed"))
+
+        @rt.function(jit_compile=True)
+        def long_sum(n):
+            return rt.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), [0, 0])[1]
+
+        assert int(long_sum(rt.constant(1000))) == 499500     # moved over at iteration 100
+        assert any(r["state"] == "compiled" for r in regions_of("long_sum"))
+
+
+def test_a_second_process_loads_compiled_regions_from_the_disk_cache(tmp_path):
+    script = textwrap.dedent("""
+        import runtime as rt
+        from runtime import compiled
+        rt.config.set_compile_cache_dir(%r)
+        rt.config.set_compile_policy("always")
+
+        @rt.function(jit_compile=True)
+        def tri(n):
+            return rt.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + i), [0, 0])[1]
+
+        assert int(tri(rt.constant(100))) == 4950
+        regions = [r for r in compiled._regions if r.fn is not None]
+        print(sum(sum(r.fn.stats.cache_hits.values()) for r in regions),
+              sum(sum(r.fn.stats.cache_misses.values()) for r in regions))
+    """ % str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    hits, misses = map(int, second.stdout.split())
+    assert hits >= 1 and misses == 0
