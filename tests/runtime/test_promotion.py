@@ -305,10 +305,19 @@ def test_a_graph_holds_explicit_casts_so_every_kernel_sees_one_dtype():
     assert graph.outputs[0].dtype == rt.float32
 
 
-@pytest.mark.parametrize("executor", ["fast", "plain"])
+EXECUTORS = ["fast", "plain", "compiled"]
+
+
+def _executor(name):
+    if name == "compiled":
+        pytest.importorskip("numba")
+    return rt.config.options(executor=name)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
 def test_executors_agree_with_eager(executor):
     want = _mixed(*MIXED_ARGS)
-    with rt.config.options(executor=executor):
+    with _executor(executor):
         got = rt.function(_mixed)(*MIXED_ARGS)
     assert got.dtype == want.dtype == rt.float32
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
@@ -356,13 +365,13 @@ def test_gradients_of_promoted_inputs_are_in_the_inputs_dtypes_on_a_tape():
     np.testing.assert_allclose(gw.numpy(), want_w, rtol=1e-5)
 
 
-@pytest.mark.parametrize("executor", ["fast", "plain"])
+@pytest.mark.parametrize("executor", EXECUTORS)
 def test_gradients_of_promoted_inputs_are_in_the_inputs_dtypes_in_a_graph(executor):
     @rt.function
     def grads(h, w, n):
         return rt.gradients(_mixed_precision_loss(h, w, n), [h, w])
 
-    with rt.config.options(executor=executor):
+    with _executor(executor):
         gh, gw = grads(*MIXED_PRECISION)
     assert (gh.dtype, gw.dtype) == (rt.float16, rt.float32)
     want_h, want_w = _expected_gradients()
