@@ -432,12 +432,14 @@ def while_loop_with_names(cond, body, loop_vars, shape_invariants=None,
         # A Python number adapts to the dtype the body gives it (as `0 + x_int64` would):
         # start from that dtype and trace again, until no number changes (`a, b = b, b + x`
         # passes a dtype on one variable per trace).
+        body_outputs = traced[2]
         for i, dtype in retyped.items():
             value = flat_values[i]
             flat_init[i] = (cast(value, dtype) if isinstance(value, Tensor)
                             else registry.constant(value, dtype))
             specs[i] = (specs[i][0], dtype)
-            weak[i] = None
+            # still a number when the body keeps it one (`0` then `+ 0.5`), else a tensor
+            weak[i] = getattr(body_outputs[i], "weak", None)
         traced = _trace_loop(cond, body, structure, single, specs, names, weak)
         retyped = _weak_retyping(traced, weak, specs)
     cond_graph, body_graph, outputs = traced

@@ -1,13 +1,16 @@
-"""DType objects and dtype promotion.
+"""DType objects and dtype promotion: the one rule every op's operands follow.
 
-A `DType` wraps a numpy dtype. Promotion follows numpy's rules between tensors,
-while Python scalars are *weakly typed* (as in TensorFlow and JAX): `x_int32 + 1`
-stays int32, `x_float16 * 2.5` stays float16, and only a Python float meeting an
-integer or bool tensor changes kind (to the default float, float32).
+A `DType` wraps a numpy dtype. Promotion is JAX's type lattice (PyTorch agrees where both
+have the types), not numpy's: an integer meeting a float takes the float's dtype
+(int32 + float32 is float32, int64 + float16 is float16), uint8 + int8 is int16, and
+uint64 with a signed integer is the default float. Python numbers are *weakly typed*:
+`x_int32 + 1` stays int32, `x_float16 * 2.5` stays float16, and a Python float meeting an
+integer tensor gives the default float, float32 (as does a float function of integers:
+`rt.sqrt(x_int32)`, `x_int32 / y_int32`, `rt.reduce_mean(x_int32)`).
 """
 import numpy as np
 
-__all__ = ["DType", "as_dtype", "result_type"]
+__all__ = ["DType", "as_dtype", "result_type", "lattice_result_type"]
 
 
 class DType:
@@ -187,19 +190,81 @@ def weak_kind(value):
     return None
 
 
+# -- the promotion lattice ----------------------------------------------------------------
+# JAX's lattice (jax._src.dtypes._type_promotion_lattice, 'standard' promotion): each type
+# and the types directly above it. "i*", "f*", "c*" are Python ints, floats and complex
+# numbers (weak types): below every tensor type of their kind, so the tensor's dtype wins.
+# A Python bool is the bool type. Two types promote to their least upper bound.
+
+_LATTICE = {
+    "bool": ["i*"],
+    "i*": ["uint8", "int8"],
+    "uint8": ["int16", "uint16"], "uint16": ["int32", "uint32"],
+    "uint32": ["int64", "uint64"], "uint64": ["f*"],
+    "int8": ["int16"], "int16": ["int32"], "int32": ["int64"], "int64": ["f*"],
+    "f*": ["float16", "c*"], "float16": ["float32"], "float32": ["float64", "complex64"],
+    "float64": ["complex128"],
+    "c*": ["complex64"], "complex64": ["complex128"], "complex128": [],
+}
+_WEAK_NODE = {"b": "bool", "i": "i*", "f": "f*", "c": "c*"}
+_WEAK_DEFAULT = {"i*": "int32", "f*": "float32", "c*": "complex64"}
+
+
+def _upper_bounds(node):
+    above = {node}
+    for parent in _LATTICE[node]:
+        above |= _upper_bounds(parent)
+    return above
+
+
+def _least_upper_bound(a, b):
+    common = _ABOVE[a] & _ABOVE[b]
+    return next(n for n in common if common <= _ABOVE[n])
+
+
+_ABOVE = {node: frozenset(_upper_bounds(node)) for node in _LATTICE}
+_JOIN = {(a, b): _least_upper_bound(a, b) for a in _LATTICE for b in _LATTICE}
+
+
+def lattice_result_type(*operands):
+    """The (dtype, weak) that operands promote to, as JAX's `lattice_result_type`.
+
+    Each operand is a DType (a tensor or numpy value) or a pair (DType, kind): a value
+    standing for a Python number of weak kind 'b', 'i', 'f' or 'c' (a Python scalar with
+    the dtype it gets alone, or a traced tensor marked weak). Among strong operands the
+    lattice decides; weak ones adapt to them (a join at a weak type gives that kind's
+    default: int32, float32, complex64). `weak` is the result's kind when every operand is
+    weak (their dtypes joined: `2 ** 40 + 1` is int64), else None: unlike JAX, a result
+    from tensors is never weak (our eager tensors never are).
+    """
+    joined = own = kind = None
+    strong = False
+    for operand in operands:
+        if type(operand) is DType:
+            node, strong = operand.name, True
+        else:
+            dtype, weak = operand
+            node = _WEAK_NODE[weak]
+            own = dtype.name if own is None else _JOIN[own, dtype.name]
+            kind = max(kind or weak, weak, key=_KIND_ORDER.index)
+        joined = node if joined is None else _JOIN[joined, node]
+    if joined is None:
+        raise TypeError("lattice_result_type needs at least one operand")
+    if not strong:
+        return _BY_NAME[own], kind
+    return _BY_NAME[_WEAK_DEFAULT.get(joined, joined)], None
+
+
 def weak_result(kind, strong):
     """The dtype a weakly typed Python value of `kind` takes next to dtype `strong`."""
-    strong_kind = strong.np.kind
-    if _KIND_ORDER.index(kind) <= _KIND_ORDER.index(strong_kind) or (
-            kind == "i" and strong_kind == "u"):
-        return strong
-    if kind == "i":          # int scalar meets a bool tensor
-        return int32
-    if kind == "f":          # float scalar meets a bool/int tensor
-        return float32
-    return complex128 if strong == float64 else complex64
+    return lattice_result_type((python_kind_dtype(kind), kind), strong)[0]
+
+
+def python_kind_dtype(kind):
+    """The dtype a Python number of weak kind `kind` gets on its own."""
+    return {"b": bool_, "i": int32, "f": float32, "c": complex64}[kind]
 
 
 def result_type(*dtypes):
-    """Numpy promotion between strongly typed dtypes."""
-    return as_dtype(np.result_type(*[as_dtype(d).np for d in dtypes]))
+    """The dtype strongly typed `dtypes` promote to (the lattice; see lattice_result_type)."""
+    return lattice_result_type(*[as_dtype(d) for d in dtypes])[0]

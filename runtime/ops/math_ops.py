@@ -1,8 +1,10 @@
 """Math ops: elementwise arithmetic, comparisons, reductions, matmul, cast.
 
 Each op is declared once (`registry.register`) with its numpy kernel and a
-shape/dtype rule; the public function converts arguments (Python scalars are
-weakly typed: `x_int32 + 1` stays int32) and calls `registry.apply`.
+shape/dtype rule; the public function converts arguments to the one dtype that
+`dtypes.lattice_result_type` gives them (Python scalars are weakly typed: `x_int32 + 1`
+stays int32; `x_int32 + y_float32` is float32), casting explicitly, and calls
+`registry.apply`: every kernel sees inputs of one dtype, in graphs and eagerly.
 """
 import functools
 
@@ -43,31 +45,22 @@ def elementwise_infer(kernel):
 
 
 def _is_weak(value):
-    return not isinstance(value, (Tensor, np.ndarray, np.generic)) and \
-        dtypes.weak_kind(value) is not None
+    return _python_kind(value) is not None
 
 
-def convert_pair(x, y):
-    """Tensors for a binary op's operands; a Python value adapts to the other's dtype.
+def _python_kind(value):
+    """The weak kind of a Python number or list of them, else None (tensors, numpy)."""
+    if isinstance(value, (Tensor, np.ndarray, np.generic)):
+        return None
+    return dtypes.weak_kind(value)
 
-    Two tensors keep their dtypes: the kernel promotes them as numpy does, except a loop
-    variable that started as a Python number (a placeholder marked weak), which adapts
-    like the number: `total = 0` then `total + x_float32` is float32, as eagerly.
-    """
-    if _is_weak(x) or _is_weak(y):
-        return convert_all([x, y])
-    x, y = convert_to_tensor(x), convert_to_tensor(y)
-    if x.dtype != y.dtype:
-        kind_x, kind_y = weak_kind_of(x), weak_kind_of(y)
-        if kind_x and not kind_y:
-            target = dtypes.weak_result(kind_x, y.dtype)
-            if target == y.dtype:
-                x = cast(x, target)
-        elif kind_y and not kind_x:
-            target = dtypes.weak_result(kind_y, x.dtype)
-            if target == x.dtype:
-                y = cast(y, target)
-    return x, y
+
+def convert_pair(x, y, float_function=False):
+    """`convert_all([x, y], float_function)`, at once for two tensors of one dtype."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor) and x.dtype == y.dtype and not (
+            float_function and _is_exact(x.dtype)):
+        return x, y
+    return convert_all([x, y], float_function)
 
 
 def weak_kind_of(value):
@@ -99,38 +92,77 @@ def apply_checked(opdef, inputs, attrs, name=None):
     return apply(opdef, inputs, attrs, name)
 
 
-def convert_all(values):
-    """Tensors of one dtype (see `result_dtype`) for an n-ary op."""
+def convert_all(values, float_function=False):
+    """Tensors of one dtype for an n-ary op: the promotion rule's (`result_dtype`), cast
+    explicitly, so every kernel sees inputs of one dtype. A `float_function` (true
+    division, sqrt: see `is_float_function`) of integers or bools computes in float32."""
     values = list(values)
-    base = result_dtype(values)
-    out = []
-    for v in values:
-        if _is_weak(v):
-            t = registry.constant(v, base, _copy=False)
-            if isinstance(t, SymbolicTensor):
-                t.weak = dtypes.weak_kind(v)        # the Python number it comes from
-            out.append(t)
-        else:
-            t = convert_to_tensor(v)
-            out.append(t if t.dtype == base else cast(t, base))
-    return out
+    if not values:
+        return []
+    first = values[0]
+    if isinstance(first, Tensor) and all(
+            isinstance(v, Tensor) and v.dtype == first.dtype for v in values[1:]):
+        dtype, kinds = first.dtype, None
+    else:
+        kinds = [_python_kind(v) for v in values]
+        dtype = _promoted(values, kinds)
+    if float_function and _is_exact(dtype):
+        dtype = dtypes.float32
+    if kinds is None:
+        return values if dtype == first.dtype else [cast(v, dtype) for v in values]
+    # Python numbers next to a tensor stand for numbers in a graph (SymbolicTensor.weak);
+    # an op of Python numbers only gives a tensor, as eagerly.
+    mark_weak = None in kinds
+    return [_converted(v, kind, dtype, mark_weak) for v, kind in zip(values, kinds)]
+
+
+def _converted(value, kind, dtype, mark_weak):
+    if kind is not None:
+        t = registry.constant(value, dtype, _copy=False)
+        if mark_weak and isinstance(t, SymbolicTensor):
+            t.weak = kind                           # the Python number it comes from
+        return t
+    t = convert_to_tensor(value)
+    return t if t.dtype == dtype else cast(t, dtype)
+
+
+def _is_exact(dtype):
+    return not (dtype.is_floating or dtype.is_complex)
+
+
+def is_float_function(kernel, n_inputs, attrs_key=()):
+    """Does numpy's `kernel` make floats of int32 inputs (sqrt, true division, mean)? Its
+    op then computes in float32 given integers or bools, as JAX and PyTorch do."""
+    try:
+        return _probe_dtype(kernel, (dtypes.int32,) * n_inputs, attrs_key).is_floating
+    except TypeError:
+        return False
 
 
 def result_dtype(values):
-    """The dtype `values` share: numpy promotion among tensors and arrays, Python values
-    weakly typed; Python values alone take TensorFlow's defaults (`[0, 0.5]`: float32)."""
-    strong = [_dtype_of(v) for v in values if not _is_weak(v)]
-    if not strong:
-        return registry._infer_python_dtype(values)
-    base = dtypes.result_type(*strong)
-    for v in values:
-        if _is_weak(v):
-            base = dtypes.weak_result(dtypes.weak_kind(v), base)
-    return base
+    """The dtype `values` promote to (`dtypes.lattice_result_type`): tensors, variables and
+    numpy values strongly typed, Python numbers and lists of them weakly typed; Python
+    values alone take TensorFlow's defaults (`[0, 0.5]`: float32)."""
+    return _promoted(values, [_python_kind(v) for v in values])
+
+
+def _promoted(values, kinds):
+    operands = []
+    for value, kind in zip(values, kinds):
+        if kind is not None:
+            own = (dtypes.python_scalar_dtype(value) if not isinstance(value, (list, tuple))
+                   else registry._infer_python_dtype(value))
+            operands.append((own, kind))
+        elif isinstance(value, Tensor):
+            weak = getattr(value, "weak", None)
+            operands.append(value.dtype if weak is None else (value.dtype, weak))
+        else:
+            operands.append(_dtype_of(value))
+    return dtypes.lattice_result_type(*operands)[0]
 
 
 def _dtype_of(value):
-    dtype = getattr(value, "dtype", None)     # tensors, variables, numpy values
+    dtype = getattr(value, "dtype", None)     # variables, numpy values
     return dtypes.as_dtype(dtype) if dtype is not None else convert_to_tensor(value).dtype
 
 
@@ -147,10 +179,15 @@ def _define_unary(name, kernel, grad=None, **traits):
     opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
                               elementwise=True, fresh=True, **traits)
 
+    float_function = is_float_function(kernel, 1)
+
     def op(x, name=None):
-        return apply(opdef, [convert_to_tensor(x)], {}, name)
+        if not isinstance(x, Tensor) or float_function and _is_exact(x.dtype):
+            x, = convert_all([x], float_function)
+        return apply(opdef, [x], {}, name)
     op.__name__ = name
-    op.__doc__ = f"Elementwise {name}, like numpy."
+    op.__doc__ = f"Elementwise {name}, like numpy" + (
+        " (of integers and bools: float32)." if float_function else ".")
     return op
 
 
@@ -158,8 +195,10 @@ def _define_binary(name, kernel, grad=None, **traits):
     opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
                               elementwise=True, fresh=True, **traits)
 
+    float_function = is_float_function(kernel, 2)
+
     def op(x, y, name=None):
-        x, y = convert_pair(x, y)
+        x, y = convert_pair(x, y, float_function)
         return apply(opdef, [x, y], {}, name)
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} with numpy broadcasting."
@@ -186,10 +225,14 @@ _CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad, el
 
 
 def cast(x, dtype, name=None):
-    """Convert `x` to `dtype` (floats to ints truncate toward zero)."""
+    """Convert `x` to `dtype` (floats to ints truncate toward zero, also Python floats:
+    `rt.cast(3.7, rt.int32)` is 3, as in TensorFlow)."""
     dtype = dtypes.as_dtype(dtype)
     if _is_weak(x):
-        return registry.constant(x, dtype)
+        try:
+            return registry.constant(np.asarray(x).astype(dtype.np))
+        except (OverflowError, ValueError, TypeError) as e:
+            raise TypeError(f"cast: cannot convert {x!r} to {dtype.name}: {e}") from None
     x = convert_to_tensor(x)
     if x.dtype == dtype:
         return x
@@ -586,9 +629,12 @@ def _define_reduction(name, kernel, out_dtype=None, grad=None, lower=None):
         return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
     opdef = registry.register(name, kernel, infer, grad=grad, fresh=True,
                               lower=lower and (lambda op, src: src.reduction(lower)))
+    float_function = is_float_function(kernel, 1, (("axis", None), ("keepdims", False)))
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
+        if float_function and _is_exact(x.dtype):
+            x = cast(x, dtypes.float32)                      # the mean of integers
         return apply(opdef, [x], {"axis": checked(opdef, _axis_attr, axis, x),
                                   "keepdims": bool(keepdims)}, name)
     op.__name__ = name
@@ -607,12 +653,6 @@ def _prod_kernel(x, axis, keepdims):
 
 
 def _mean_kernel(x, axis, keepdims):
-    if x.dtype.kind in "iub":
-        # TensorFlow keeps integer dtypes: the mean truncates toward zero (the mean of no
-        # elements is 0, as the sum divided by a count taken as at least 1).
-        total = np.sum(x, axis=axis, keepdims=keepdims, dtype=np.float64)
-        count = np.maximum(x.size // max(np.size(total), 1), 1) if x.size else 1
-        return np.trunc(total / count).astype(np.int32 if x.dtype == np.bool_ else x.dtype)
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
@@ -638,6 +678,11 @@ def _bool_to_int(dtype):
 
 def _to_bool(_):
     return dtypes.bool_
+
+
+def _mean_dtype(dtype):
+    """numpy's mean: float64 of integers and bools (rt.reduce_mean casts them to float32)."""
+    return dtypes.float64 if _is_exact(dtype) else dtype
 
 
 def _shape_of(x):
@@ -691,7 +736,7 @@ def _prod_grad(op, grad):
 # (`lower`: the kind of reduction loop the compiled tier writes; floats summed in float64)
 reduce_sum = _define_reduction("reduce_sum", _sum_kernel, _bool_to_int, _sum_grad, "sum")
 reduce_prod = _define_reduction("reduce_prod", _prod_kernel, _bool_to_int, _prod_grad)
-reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _bool_to_int, _mean_grad, "mean")
+reduce_mean = _define_reduction("reduce_mean", _mean_kernel, _mean_dtype, _mean_grad, "mean")
 reduce_max = _define_reduction("reduce_max", _max_kernel, None, _min_max_grad, "max")
 reduce_min = _define_reduction("reduce_min", _min_kernel, None, _min_max_grad, "min")
 reduce_any = _define_reduction("reduce_any", _any_kernel, _to_bool, None, "any")

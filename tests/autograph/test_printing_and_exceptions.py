@@ -1292,8 +1292,7 @@ LEN_OF_A_TENSOR_LIST_IS_STRONG = (
     "autograph/operators/py_builtins.py len_ returns TensorList.length(), a strong int32 "
     "tensor, where Python gives an int: it is not weak (SymbolicTensor.weak) as a loop "
     "counter is, so print([len(l)]) shows '[<rt.Tensor: shape=(), dtype=int32, numpy=3>]' "
-    "instead of '[3]', and l.append(len(l) / 2) in the loop appends a float64 (int32 / 2) to "
-    "a list the probe typed float32: a StagingError on valid code")
+    "instead of '[3]'")
 
 
 @arg_sets((4,), (0,))
@@ -1312,14 +1311,6 @@ def appending_len_over_two(n):
         halves.append(len(halves) / 2)
     print(halves)
     return n
-
-
-WEAK_LOST_WITH_A_PYTHON_FLOAT = (
-    "runtime/ops/math_ops.py convert_all casts a weak int (a loop counter) to float32 to meet a "
-    "Python float, and the cast's output is not weak (cast is not in registry._WEAK_RESULTS), "
-    "so i * 0.5, i + 0.5 and float(i) (py_builtins.float_: rt.cast) no longer stand for Python "
-    "numbers: print([i * 0.5]) shows '[<rt.Tensor: shape=(), dtype=float32, numpy=0.5>]' "
-    "instead of '[0.5]' (top-level print(i * 0.5) is right)")
 
 
 @arg_sets((4,), (0,))
@@ -1372,9 +1363,9 @@ def print_then_a_helper_raises(x):
               tensors=True),
     known_bug(factorial, WEAK_INT_OVERFLOW, tensors=True),
     known_bug(len_of_a_list_grown_in_a_loop, LEN_OF_A_TENSOR_LIST_IS_STRONG, tensors=True),
-    known_bug(appending_len_over_two, LEN_OF_A_TENSOR_LIST_IS_STRONG, tensors=True),
-    counter_times_a_float_in_a_list,    # fixed; was a known bug (WEAK_LOST_WITH_A_PYTHON_FLOAT)
-    known_bug(int_accumulator_adding_halves, WEAK_LOST_WITH_A_PYTHON_FLOAT, tensors=True)))
+    appending_len_over_two,             # len(l) / 2 is float32, the dtype the list was typed
+    counter_times_a_float_in_a_list,
+    int_accumulator_adding_halves))
 def test_known_bugs(f, tensors):
     check_all(f, tensors)
 

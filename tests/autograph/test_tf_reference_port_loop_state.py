@@ -1013,10 +1013,10 @@ def for_else_with_break(stop):
 @pytest.mark.parametrize("x", [4, 2, 9.0, 2.0, 16.0])
 def test_while_else_halving(x, tensors):
     if tensors and isinstance(x, int):
-        # `x /= 2` makes an int32 tensor a float64 one: a loop variable changing dtype.
+        # `x /= 2` makes an int32 tensor a float32 one: a loop variable changing dtype.
         with pytest.raises(ag.StagingError) as info:
             ag.convert(while_else_halving)(rt.constant(x))
-        check(info.value, while_else_halving, "while x > 2", "'x'", "int32", "float64")
+        check(info.value, while_else_halving, "while x > 2", "'x'", "int32", "float32")
         return
     assert_equivalent(while_else_halving, x, tensors=tensors)
 

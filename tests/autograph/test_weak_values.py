@@ -57,11 +57,31 @@ def test_a_python_number_in_a_tensor_loop_keeps_the_dtype_it_meets(f, n):
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
 
 
-def test_a_strong_integer_tensor_still_promotes_as_numpy_does():
+def test_a_strong_integer_tensor_promotes_as_eagerly():
     def f(x, k):
         return x * k
     got = ag.convert(f)(rt.constant(1.5), rt.constant(np.int32(2)))
-    assert got.dtype == f(rt.constant(1.5), rt.constant(np.int32(2))).dtype
+    assert got.dtype == f(rt.constant(1.5), rt.constant(np.int32(2))).dtype == rt.float32
+
+
+def halving_counter(x, n):
+    total = 0
+    for i in range(n):
+        total = total + i / 2           # a Python float: x's dtype wins
+    return x * total, x * total + rt.sqrt(n)        # the root of an int32 tensor: float32
+
+
+@pytest.mark.parametrize("dtype", [rt.float16, rt.float32, rt.float64])
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_float_functions_of_a_counter_agree_with_eager(dtype, n):
+    x = rt.constant([1.5, -2.0], dtype)
+    expected = halving_counter(x, rt.constant(n))
+    got = ag.convert(halving_counter)(x, rt.constant(n))
+    assert [t.dtype for t in got] == [t.dtype for t in expected] == [dtype, rt.float32
+                                                                     if dtype != rt.float64
+                                                                     else rt.float64]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-3)
 
 
 def printing(n):

@@ -81,7 +81,8 @@ JOIN_CASES = [
     case("concat-python-list", lambda a: rt.concat([a, [[1, 2, 3]]], 0), [sample((2, 3), I32)],
          lambda a: np.concatenate([a, np.array([[1, 2, 3]], I32)])),
     case("concat-promotes", lambda a, b: rt.concat([a, b], 0),
-         [sample((2,), I32), sample((2,), F32)], lambda a, b: np.concatenate([a, b])),
+         [sample((2,), I32), sample((2,), F32)], lambda a, b: np.concatenate([a, b]),
+         np.float32),                                   # int32 with float32: float32
 ] + [
     case(f"stack-axis{axis}", lambda a, b, axis=axis: rt.stack([a, b], axis),
          [sample((2, 3)), sample((2, 3), seed=1)],

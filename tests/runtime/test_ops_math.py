@@ -47,8 +47,18 @@ UNARY = {   # op: (numpy reference, dtypes, kind of sample values)
 SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.5], F32)
 HALVES = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], F32)
 
+
+def float_of_ints(ref, dtype, n_inputs=1):
+    """float32 where numpy's `ref` makes floats of integers (sqrt, true division: the
+    runtime's default float, where numpy gives float64), else None (the reference's)."""
+    ints = np.dtype(dtype).kind in "biu"
+    return F32 if ints and np.asarray(ref(*[np.ones(2, dtype)] * n_inputs)).dtype.kind == "f" \
+        else None
+
+
 UNARY_CASES = [
-    case(f"{op}-{np.dtype(dt).name}", getattr(rt, op), [sample((2, 3), dt, kind)], ref)
+    case(f"{op}-{np.dtype(dt).name}", getattr(rt, op), [sample((2, 3), dt, kind)], ref,
+         float_of_ints(ref, dt))
     for op, (ref, dts, kind) in UNARY.items() for dt in dts
 ] + [
     case("round-half-to-even", rt.round, [HALVES], lambda x: np.array([-2, -2, -0., 0, 2, 2],
@@ -102,7 +112,9 @@ def _binary_args(op, dtype, x_shape, y_shape):
 
 def _binary_case(op, dtype, x_shape, y_shape):
     name = f"{op}-{np.dtype(dtype).name}-{x_shape}-{y_shape}".replace(" ", "")
-    return case(name, getattr(rt, op), _binary_args(op, dtype, x_shape, y_shape), BINARY[op][0])
+    ref = BINARY[op][0]
+    return case(name, getattr(rt, op), _binary_args(op, dtype, x_shape, y_shape), ref,
+                float_of_ints(ref, dtype, 2))
 
 
 BINARY_CASES = [
@@ -117,8 +129,8 @@ BINARY_CASES = [
     case("mod-sign-of-divisor", rt.mod, [np.array([-7, 7, -7.5], F32),
                                          np.array([2, -2, -2], F32)],
          lambda x, y: np.array([1, -1, -1.5], F32)),
-    case("divide-int32-is-float64", rt.divide, [np.array([1, 3], I32), np.array([2, 2], I32)],
-         lambda x, y: np.array([0.5, 1.5])),
+    case("divide-int32-is-float32", rt.divide, [np.array([1, 3], I32), np.array([2, 2], I32)],
+         lambda x, y: np.array([0.5, 1.5], F32)),
     case("pow-weak-float-exponent", lambda x: rt.pow(x, 0.5), [np.array([4., 9.], F32)],
          lambda x: np.array([2., 3.], F32)),
 ]
@@ -154,8 +166,8 @@ def test_aliases_are_the_same_ops():
 
 def _mean_ref(x, axis, keepdims):
     mean = np.mean(x, axis=axis, keepdims=keepdims)
-    # Integer means keep the integer dtype and truncate toward zero, like TensorFlow.
-    return np.trunc(mean).astype(x.dtype) if x.dtype.kind in "iu" else mean
+    # The mean of integers is float32 (JAX's; TensorFlow's keeps the integer dtype).
+    return mean.astype(F32) if x.dtype.kind in "biu" else mean
 
 
 REDUCTIONS = {   # op: (reference(x, axis, keepdims), dtypes)
@@ -192,19 +204,20 @@ REDUCTION_CASES = [
          [sample((2, 3))], lambda x: np.sum(x, axis=1)),
     case("reduce_sum-bool-counts-int32", rt.reduce_sum, [sample((2, 3), BOOL)],
          lambda x: np.sum(x), I32),
-    case("reduce_mean-bool-int32", rt.reduce_mean, [np.array([True, True, False])],
-         lambda x: 0, I32),
+    case("reduce_mean-bool-float32", rt.reduce_mean, [np.array([True, True, False])],
+         lambda x: np.float32(2 / 3)),
     case("reduce_max-scalar", rt.reduce_max, [np.float32(3.0)], lambda x: x),
     case("reduce_any-int", lambda x: rt.reduce_any(x, 1), [sample((2, 3), I32)],
          lambda x: np.any(x, axis=1)),
 ]
 
-# Integer reduce_mean keeps the dtype and truncates toward zero (TensorFlow's integer
-# division), so [-1, -2] averages to -1, not numpy's -1.5 nor floor's -2.
-INT_MEANS = [([1, 2], 1), ([-1, -2], -1), ([3, 4, 4], 3), ([-3, -4, -4], -3), ([7], 7)]
+# The mean of integers is their float32 mean: [-1, -2] averages to -1.5 (TensorFlow's
+# integer mean truncates to -1).
+INT_MEANS = [([1, 2], 1.5), ([-1, -2], -1.5), ([3, 4, 4], 11 / 3), ([-3, -4, -4], -11 / 3),
+             ([7], 7)]
 INT_MEAN_CASES = [
-    case(f"reduce_mean-int-truncates-{values}".replace(" ", ""), rt.reduce_mean,
-         [np.array(values, I32)], lambda x, want=want: np.int32(want))
+    case(f"reduce_mean-int-is-float32-{values}".replace(" ", ""), rt.reduce_mean,
+         [np.array(values, I32)], lambda x, want=want: np.float32(want))
     for values, want in INT_MEANS
 ]
 
