@@ -16,6 +16,12 @@
 from autograph.api import convert, do_not_convert, set_loop_options, to_code, to_graph
 from autograph.errors import AutoGraphError, ConversionError, StagingError
 
+# The public API (API.md): what `dir(ag)`, `from autograph import *` and API references
+# show. The compiler's modules (ag.conversion, ag.pyct, ...) stay importable by full name.
 __all__ = ["convert", "to_graph", "to_code", "do_not_convert", "set_loop_options",
            "ConversionError", "StagingError", "AutoGraphError"]
 __version__ = "0.1.0.dev0"
+
+
+def __dir__():
+    return sorted(__all__ + ["__version__"])

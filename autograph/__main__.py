@@ -6,6 +6,10 @@
                                                               the traced graph, as text
     python -m autograph samples/collatz.py::collatz --graph collatz.svg --args '[27]'
                                                               ... drawn by Graphviz's dot
+    python -m autograph samples/collatz.py::collatz --graph --optimized --args '[27]'
+                                                              the graph the passes made
+    python -m autograph train.py::step --dump --recursive     step's code, then that of the
+                                                              user functions it calls
 
 The file is imported as a module (its `if __name__ == "__main__":` block does
 not run). Without ::QUALNAME, every function decorated with `autograph.convert`
@@ -40,13 +44,18 @@ def _parser():
     parser.add_argument("--dump", action="store_true",
                         help="print the generated code (the default action without --graph)")
     parser.add_argument("--recursive", action="store_true",
-                        help="with --dump, also convert functions called by the target when "
-                             "generating (affects nothing printed today; kept for symmetry)")
+                        help="with --dump, also print the code generated for the user "
+                             "functions the target calls (found by name in its code: "
+                             "functions of its module, closures, methods of its class), "
+                             "each once; converted code converts them when it calls them")
     parser.add_argument("--graph", nargs="?", const="-", metavar="OUT",
                         help="trace the function on the --args and print its graph as text "
                              "(no OUT, or -); with OUT.svg/.png/.pdf draw it with Graphviz's "
                              "dot, with OUT.dot write the DOT text")
-    parser.add_argument("--args", default="[]", metavar="LITERAL",
+    parser.add_argument("--optimized", action="store_true",
+                        help="with --graph: the graph the optimizer passes made of it (the "
+                             "one that runs), instead of the graph as traced")
+    parser.add_argument("--args", default=None, metavar="LITERAL",
                         help="with --graph: the example arguments, a Python literal list "
                              "such as '[27]' or '[[1.0, 2.0], \"mode\"]'; numbers, bools "
                              "and lists become tensors, other values stay Python values")
@@ -60,6 +69,11 @@ class _UsageError(Exception):
 def _load_module(path):
     """Import the file as Python does when it runs (its directory, or the root of the
     package it is in, on sys.path for the whole command), as a module of its own."""
+    if os.path.isdir(path):
+        sources = sorted(f for f in os.listdir(path) if f.endswith(".py"))
+        example = f", such as {os.path.join(path, sources[0])}" if sources else ""
+        raise _UsageError(f"{path} is a folder: give one Python file (PATH.py[::QUALNAME])"
+                          f"{example}")
     if not os.path.isfile(path):
         raise _UsageError(f"no such file: {path}")
     if not path.endswith(".py"):
@@ -174,7 +188,8 @@ def _example_args(text):
 
 
 def _traced_graph(module, qualname, fn, args):
-    """The graph of `fn` (converted if it is not already) traced on `args`."""
+    """The ConcreteFunction of `fn` (converted if it is not already) traced on `args`
+    (None: no --args given)."""
     instance = None                    # a bound rt.Function holds its instance weakly
     if "." in qualname:
         owner, _, attr = qualname.rpartition(".")
@@ -187,9 +202,87 @@ def _traced_graph(module, qualname, fn, args):
             fn = fn.__get__(instance, cls)
     if not isinstance(fn, rt.Function):
         fn = api.convert(fn)
+    if args is None:
+        if fn.input_signature is None:
+            _check_needs_no_arguments(qualname, fn)
+        args = []
     concrete = fn.get_concrete_function(*args)
     del instance
     return concrete
+
+
+def _check_needs_no_arguments(qualname, fn):
+    """Without --args, `fn` is traced with no arguments: say so if it needs some."""
+    try:
+        signature = inspect.signature(fn.python_function)
+    except (TypeError, ValueError):
+        return
+    needed = [p.name for p in signature.parameters.values() if p.default is p.empty
+              and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if needed:
+        example = ", ".join("1.0" for _ in needed)
+        raise _UsageError(f"--graph traces {qualname}({', '.join(needed)}) on example "
+                          f"arguments: give them with --args, such as --args '[{example}]'")
+
+
+def _called_functions(qualname, fn):
+    """(qualname, function) of the user functions `fn`'s code calls by name, transitively
+    (what converted code would convert): functions of their modules, closures, methods of
+    the class `qualname` names; each once, `fn` excluded."""
+    from autograph import conversion
+    options = conversion.ConversionOptions(recursive=True)
+    owner = qualname.rpartition(".")[0]
+    found, seen = [], {id(fn)}
+    pending = [(getattr(fn, "python_function", fn), owner)]
+    while pending:
+        current, owner = pending.pop(0)
+        current = getattr(current, "__func__", current)
+        for name, value in _names_used(current, owner):
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if id(value) in seen or conversion._conversion_target(value, options) is None:
+                continue
+            seen.add(id(value))
+            found.append((name, value))
+            pending.append((value, name.rpartition(".")[0]))
+    return found
+
+
+def _names_used(fn, owner):
+    """(name, value) of the globals, closure cells and (for a method of class `owner`)
+    class attributes that `fn`'s code (nested functions and lambdas included) names."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    cells = {name: cell.cell_contents for name, cell in zip(code.co_freevars,
+                                                             fn.__closure__ or ())
+             if _has_contents(cell)}
+    cls = fn.__globals__.get(owner) if owner and "." not in owner else None
+    used = []
+    for c in _codes(code):
+        for name in c.co_names + c.co_freevars:
+            if name in cells:
+                used.append((name, cells[name]))
+            elif isinstance(cls, type) and name in vars(cls):
+                used.append((f"{owner}.{name}", inspect.getattr_static(cls, name)))
+            elif name in fn.__globals__:
+                used.append((name, fn.__globals__[name]))
+    return used
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents                  # noqa: B018 - empty cells raise ValueError
+        return True
+    except ValueError:
+        return False
+
+
+def _codes(code):
+    yield code
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            yield from _codes(const)
 
 
 def _resolve_class(module, qualname):
@@ -199,12 +292,13 @@ def _resolve_class(module, qualname):
     return obj
 
 
-def _show_graph(concrete, out):
+def _show_graph(concrete, out, optimized):
+    graph = concrete.optimized_graph if optimized else concrete.graph
     if out == "-":
-        return f"{concrete.graph}\n"
+        return f"{graph}\n"
     from runtime import viz
     try:
-        viz.render(concrete, out)
+        viz.render(graph, out)
     except viz.GraphvizNotFound as e:
         raise _UsageError(str(e)) from None
     except (OSError, RuntimeError) as e:
@@ -216,8 +310,10 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     path, _, qualname = args.target.partition("::")
     try:
-        if args.graph is None and args.args != "[]":
+        if args.graph is None and args.args is not None:
             raise _UsageError("--args gives the example arguments of --graph")
+        if args.graph is None and args.optimized:
+            raise _UsageError("--optimized shows the optimized graph of --graph")
         module = _load_module(path)
         if qualname:
             targets = [(qualname, _resolve(module, qualname))]
@@ -228,14 +324,20 @@ def main(argv=None):
                                   f"name one with {path}::NAME")
         outputs = []
         if args.dump or args.graph is None:
+            shown = set()
             for name, fn in targets:
-                outputs.append(f"# {name}\n{api.to_code(fn).rstrip()}\n")
+                called = _called_functions(name, fn) if args.recursive else []
+                for shown_name, shown_fn in [(name, fn)] + called:
+                    if id(shown_fn) not in shown:
+                        shown.add(id(shown_fn))
+                        outputs.append(f"# {shown_name}\n{api.to_code(shown_fn).rstrip()}\n")
         if args.graph is not None:
             if len(targets) != 1:
                 raise _UsageError(f"--graph traces one function: name it with {path}::NAME")
             name, fn = targets[0]
-            concrete = _traced_graph(module, name, fn, _example_args(args.args))
-            outputs.append(_show_graph(concrete, args.graph))
+            example = None if args.args is None else _example_args(args.args)
+            concrete = _traced_graph(module, name, fn, example)
+            outputs.append(_show_graph(concrete, args.graph, args.optimized))
     except _UsageError as e:
         print(f"autograph: error: {e}", file=sys.stderr)
         return 2

@@ -64,18 +64,21 @@ def _converted_or_original(func, recursive):
         return func
 
 
-def convert(func=None, *, recursive=True, input_signature=None, jit_compile=False):
+def convert(func=None, *, recursive=True, input_signature=None, jit_compile=False,
+            reduce_retracing=False):
     """Decorator: convert `func`'s control flow, trace it per input signature, run graphs.
 
     The result is an `rt.Function` (`.python_function`, `.get_concrete_function`);
-    `jit_compile=True` runs its graphs in the compiled tier (numba: the `jit` extra).
+    `jit_compile=True` runs its graphs in the compiled tier (numba: the `jit` extra);
+    `reduce_retracing` as for `rt.function`.
     """
     if func is None:
         return functools.partial(convert, recursive=recursive, input_signature=input_signature,
-                                 jit_compile=jit_compile)
+                                 jit_compile=jit_compile, reduce_retracing=reduce_retracing)
     if isinstance(func, (staticmethod, classmethod)):      # @ag.convert above @staticmethod
         return type(func)(convert(func.__func__, recursive=recursive,
-                                  input_signature=input_signature, jit_compile=jit_compile))
+                                  input_signature=input_signature, jit_compile=jit_compile,
+                                  reduce_retracing=reduce_retracing))
     original = _function_of(func)
     if not callable(original):
         raise TypeError(f"ag.convert expects a function (or another callable), got "
@@ -94,7 +97,7 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
 
     functools.update_wrapper(traced, original)
     function = rt.Function(original, input_signature=input_signature, _tracer=traced,
-                           jit_compile=jit_compile)
+                           jit_compile=jit_compile, reduce_retracing=reduce_retracing)
     function._ag_converted = True
     return function
 

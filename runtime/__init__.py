@@ -41,6 +41,7 @@ from .ops import random_ops as _random_ops
 from .variables import Variable, global_variables_initializer, trainable_variables
 from .control_flow import cond, control_dependencies, group, no_op, while_loop
 from .function import ConcreteFunction, Function, TensorSpec, function
+from .trace_warnings import TracingWarning
 from .session import Session, placeholder
 from .gradients import (GradientTape, gradients, gradients_function, implicit_gradients,
                         implicit_value_and_gradients, value_and_gradients_function)
@@ -57,7 +58,59 @@ random = _types.SimpleNamespace(
     uniform=_random_ops.uniform, normal=_random_ops.normal,
     truncated_normal=_random_ops.truncated_normal, set_seed=_random_ops.set_seed)
 
+# TensorFlow's names: tf.bool, tf.newaxis, and tf.math for the math ops there are
+bool = bool_  # noqa: A001 - shadows the builtin inside this module only, as tf.bool
+newaxis = None
+math = _types.SimpleNamespace(
+    abs=abs, add=add, add_n=add_n, argmax=argmax, argmin=argmin, ceil=ceil, cos=cos,
+    divide=divide, equal=equal, exp=exp, floor=floor, floordiv=floordiv, floormod=floormod,
+    greater=greater, greater_equal=greater_equal, is_finite=is_finite, is_nan=is_nan,
+    less=less, less_equal=less_equal, log=log, log1p=log1p, log_softmax=_nn_ops.log_softmax,
+    logical_and=logical_and, logical_not=logical_not, logical_or=logical_or,
+    logical_xor=logical_xor, maximum=maximum, minimum=minimum, mod=mod, multiply=multiply,
+    negative=negative, not_equal=not_equal, pow=pow, reciprocal=reciprocal,
+    reduce_all=reduce_all, reduce_any=reduce_any, reduce_max=reduce_max,
+    reduce_mean=reduce_mean, reduce_min=reduce_min, reduce_prod=reduce_prod,
+    reduce_sum=reduce_sum, round=round, rsqrt=rsqrt, sigmoid=sigmoid, sign=sign, sin=sin,
+    softmax=_nn_ops.softmax, softplus=softplus, sqrt=sqrt, square=square,
+    squared_difference=squared_difference, subtract=subtract, tan=tan, tanh=tanh,
+    truediv=truediv)
+
 __version__ = "0.1.0.dev0"
+
+# The public API (API.md): what `dir(rt)`, `from runtime import *` and API references show.
+# The modules behind it (rt.executor, rt.context, ...) stay importable by their full names.
+__all__ = [
+    # dtypes, shapes, tensors
+    "DType", "as_dtype", "bool", "bool_", "complex64", "complex128", "float16", "float32",
+    "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "TensorShape", "Tensor", "EagerTensor", "SymbolicTensor", "is_tensor", "constant",
+    "convert_to_tensor", "newaxis",
+    # ops
+    "abs", "add", "add_n", "argmax", "argmin", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "cast", "ceil", "clip_by_value", "cos", "divide", "equal", "exp", "floor", "floordiv",
+    "floormod", "greater", "greater_equal", "invert", "is_finite", "is_nan", "less",
+    "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow",
+    "reciprocal", "reduce_all", "reduce_any", "reduce_max", "reduce_mean", "reduce_min",
+    "reduce_prod", "reduce_sum", "relu", "round", "rsqrt", "sigmoid", "sign", "sin",
+    "softplus", "sqrt", "square", "squared_difference", "subtract", "tan", "tanh", "truediv",
+    "broadcast_to", "concat", "expand_dims", "fill", "gather", "identity", "one_hot", "ones",
+    "ones_like", "range", "rank", "reshape", "shape", "size", "split", "squeeze", "stack",
+    "stop_gradient", "tile", "transpose", "unstack", "where", "zeros", "zeros_like",
+    "Assert", "debugging", "print", "py_function", "nn", "random", "math",
+    # state, control flow, graphs and functions
+    "Variable", "global_variables_initializer", "trainable_variables", "cond", "while_loop",
+    "control_dependencies", "group", "no_op", "Graph", "Operation", "get_default_graph",
+    "reset_default_graph", "init_scope", "executing_eagerly", "run_functions_eagerly",
+    "functions_run_eagerly", "function", "Function", "ConcreteFunction", "TensorSpec",
+    "TracingWarning", "Session", "placeholder",
+    # gradients and training
+    "GradientTape", "gradients", "gradients_function", "value_and_gradients_function",
+    "implicit_gradients", "implicit_value_and_gradients", "optimizers", "layers", "data",
+    # configuration, errors, files
+    "config", "errors", "saved", "viz", "summary", "quantize",
+]
 
 _LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize")
 
@@ -69,3 +122,11 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    """The public API; `rt.onnx` too when its optional extra is installed (it is left out of
+    `__all__`: a star import would import it, and it needs the `onnx` package)."""
+    import importlib.util
+    extra = ["onnx"] if importlib.util.find_spec("onnx") is not None else []
+    return sorted(__all__ + extra + ["__version__"])

@@ -5,6 +5,8 @@
     rt.config.set_inter_op_threads(1)      # no inter-op parallelism
     rt.config.set_rematerialization(True)  # loops' gradients: recompute, keep less
     rt.config.set_loop_iteration_limit(10**6)   # a runaway tensor loop fails instead
+    rt.config.set_trace_cache_size(32)     # traces kept per graph function (LRU)
+    rt.config.set_traceback_filtering(False)    # tracebacks show the runtime's frames
     rt.config.set_memory_budget(2**30)     # graphs recompute values to plan within 1 GiB
 
 "fast" (the default) compiles each graph once into straight-line Python source
@@ -35,7 +37,9 @@ __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizatio
            "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads",
            "set_loop_iteration_limit", "get_loop_iteration_limit", "set_memory_budget",
            "get_memory_budget", "options", "set_compile_policy", "get_compile_policy",
-           "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions"]
+           "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions",
+           "set_trace_cache_size", "get_trace_cache_size", "set_traceback_filtering",
+           "get_traceback_filtering"]
 
 EXECUTORS = ("fast", "plain", "compiled")
 COMPILE_POLICIES = ("hot", "always", "never")
@@ -48,6 +52,8 @@ _state = {
     "passes": DEFAULT_PASSES,
     "threads": None,            # None: os.cpu_count()
     "loop_limit": None,         # None: tensor loops may run forever
+    "trace_cache_size": 128,    # traces each graph function keeps (None: all)
+    "traceback_filtering": True,    # errors through graph functions hide our frames
     "compile_policy": {"policy": "hot", "calls": 50, "loop_iterations": 5000,
                        "background": True},
     "compile_cache": None,      # None: the user cache dir
@@ -197,6 +203,31 @@ def set_memory_budget(nbytes):
 def get_memory_budget():
     """The memory budget in bytes, or None."""
     return _state["memory_budget"]
+
+
+def set_trace_cache_size(n):
+    """Keep at most `n` traces per graph function (None: no bound); beyond it the least
+    recently used trace is dropped (and logged), to be traced again if called again."""
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"The trace cache size must be None or an int >= 1, got {n!r}")
+    _state["trace_cache_size"] = n
+
+
+def get_trace_cache_size():
+    """The most traces a graph function keeps, or None (no bound)."""
+    return _state["trace_cache_size"]
+
+
+def set_traceback_filtering(enabled=True):
+    """Whether tracebacks of errors raised through `rt.function`/`autograph.convert`
+    calls leave out the runtime's and compiler's own frames (on by default; TF's
+    `tf.debugging.disable_traceback_filtering` is `set_traceback_filtering(False)`)."""
+    _state["traceback_filtering"] = bool(enabled)
+
+
+def get_traceback_filtering():
+    return _state["traceback_filtering"]
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ from . import config
 from . import context
 from .errors import OpError, with_location, wrap_kernel_error
 
-__all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error"]
+__all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error", "optimized_graph"]
 
 _plan_lock = threading.Lock()
 
@@ -149,17 +149,22 @@ def run_graph(graph, feed_values):
 
 def _function_runner(graph):
     """How `run_graph` runs `graph` under the current settings (kept until either changes)."""
-    version = config._state["version"]
-    target = graph
-    if not graph.optimized and config.get_optimizations():
-        from . import passes
-        key = ("optimized", version)
-        target = graph._plans.get(key)
-        if target is None:
-            target = graph._plans[key] = passes.optimize(graph)
-    run = _runner(target, getattr(graph, "jit_compile", False))
-    graph._plans[version] = run
+    run = _runner(optimized_graph(graph), getattr(graph, "jit_compile", False))
+    graph._plans[config._state["version"]] = run
     return run
+
+
+def optimized_graph(graph):
+    """`graph` as the passes rewrite it under the current settings (kept per setting);
+    `graph` itself when it is already optimized or optimizations are off."""
+    if graph.optimized or not config.get_optimizations():
+        return graph
+    from . import passes
+    key = ("optimized", config._state["version"])
+    target = graph._plans.get(key)
+    if target is None:
+        target = graph._plans[key] = passes.optimize(graph)
+    return target
 
 
 def _runner(graph, jit_compile=False):

@@ -5,10 +5,22 @@ tensor, value of each Python argument, identity of each variable), traces the
 Python function into a `ConcreteFunction` on the first call with that key, and
 runs its graph. Inside another graph, the call becomes one `call` operation
 that owns the callee's graph. Python side effects happen only while tracing.
+
+Variables follow TensorFlow's rule: only a function's first trace may create them
+(they are created eagerly and kept). A first trace that created variables is
+followed by a second one, as later calls will run it, which must create none: a
+function creating a variable on every call fails on its first call, and otherwise
+its graph and its Python agree from the first call on. Traces are kept in a cache
+of `rt.config.get_trace_cache_size()` entries (least recently used dropped first);
+frequent retracing warns, naming the argument that changed (`trace_warnings`), and
+`reduce_retracing=True` traces with the dimensions that changed left unknown.
+Errors raised through a call lose the runtime's and compiler's frames from their
+tracebacks (`rt.config.set_traceback_filtering`).
 """
 import collections
 import functools
 import inspect
+import logging
 import threading
 import types
 import weakref
@@ -19,6 +31,8 @@ from . import config
 from . import context
 from . import dtypes
 from . import nest
+from . import trace_warnings
+from . import traceback_utils
 from .auto_control_deps import add_control_dependencies
 from .executor import run_graph
 from .graph import Graph, Operation
@@ -26,9 +40,11 @@ from .ops import registry
 from .ops.registry import apply, convert_to_tensor
 from .shapes import TensorShape
 from .tensor import EagerTensor, SymbolicTensor, Tensor
-from .variables import Variable
+from .variables import Variable, creation_rule
 
 __all__ = ["function", "Function", "ConcreteFunction", "TensorSpec"]
+
+_log = logging.getLogger(__name__)
 
 
 class TensorSpec:
@@ -91,6 +107,7 @@ class ConcreteFunction:
         self._single = isinstance(output_template, nest.Slot)
         self._captures = []                   # the captured outer tensors (cached)
         self._call_attrs = {"f": graph}
+        self._last_call = 0                   # the Function's call count when last used
 
     @property
     def inputs(self):
@@ -110,6 +127,13 @@ class ConcreteFunction:
     @property
     def structured_input_signature(self):
         return self._arg_template
+
+    @property
+    def optimized_graph(self):
+        """The graph that runs: `graph` as the passes rewrite it under the current
+        `rt.config` settings (`graph` itself when optimizations are off)."""
+        from .executor import optimized_graph
+        return optimized_graph(self.graph)
 
     def _call_flat(self, tensors):
         """Run on flat input tensors (eager or symbolic); returns the structured result."""
@@ -257,6 +281,20 @@ def _same_kind_of_dict(like, items):
         return dict(items)
 
 
+def _reusable(concrete):
+    """Whether a trace may serve later calls: not if it captured tensors of the graph
+    being traced around it (a nested function using its caller's values)."""
+    return not any(isinstance(outer, SymbolicTensor) for outer, _ in concrete.graph.captures)
+
+
+def _spec_of(v):
+    """The TensorSpec of a tensor-like argument (a TensorSpec stays as it is)."""
+    if isinstance(v, TensorSpec):
+        return v
+    return TensorSpec.from_tensor(v if isinstance(v, Tensor) else EagerTensor(
+        registry.to_array(v)))
+
+
 def _output_leaf(x):
     if isinstance(x, Tensor):
         return context.current_graph().capture(x)
@@ -278,8 +316,7 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
     graph.is_function = True
     with graph.as_default():
         def to_placeholder(v, path):
-            spec = v if isinstance(v, TensorSpec) else TensorSpec.from_tensor(
-                v if isinstance(v, Tensor) else EagerTensor(registry.to_array(v)))
+            spec = _spec_of(v)
             ph = _placeholder(spec.shape, spec.dtype, spec.name or path.lstrip("_") or "arg")
             graph.inputs.append(ph)
             return ph
@@ -288,7 +325,8 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
             _replace_tensors(a, lambda v, p, n=n: to_placeholder(v, n + p))
             for a, n in zip(args, arg_names)]
         p_kwargs = _replace_tensors(kwargs, to_placeholder)
-        result = python_function(*p_args, **p_kwargs)
+        with trace_warnings.unrolled_loops_of(name):
+            result = python_function(*p_args, **p_kwargs)
         leaves = [_output_leaf(x) for x in nest.flatten(result)]
         outputs, template_leaves = [], []
         for leaf in leaves:
@@ -359,7 +397,7 @@ class Function:
     """A Python function traced into graphs per input signature (see `rt.function`)."""
 
     def __init__(self, python_function, input_signature=None, name=None, _tracer=None,
-                 jit_compile=False, memory_budget=None):
+                 jit_compile=False, memory_budget=None, reduce_retracing=False):
         if not callable(python_function):
             raise TypeError(f"rt.function expects a callable (a function or method), got "
                             f"{type(python_function).__name__} {python_function!r:.60}")
@@ -369,7 +407,13 @@ class Function:
         self.input_signature = (None if input_signature is None
                                 else tuple(nest.flatten(input_signature)))
         self._signature_structure = input_signature
-        self._cache = {}
+        self.reduce_retracing = bool(reduce_retracing)
+        self._cache = {}                    # signature key -> ConcreteFunction
+        self._general = {}                  # reduce_retracing: shape-free key -> (specs, trace)
+        self._calls = 0                     # calls so far (traces remember when they ran last)
+        self._traces = 0                    # traces made (the first may create variables)
+        self._last_template = None          # the arguments of the last trace, as specs
+        self._retraces = trace_warnings.RetraceMonitor()
         self._lock = threading.RLock()
         self._bound = weakref.WeakKeyDictionary()
         self._bound_strong = {}
@@ -418,7 +462,8 @@ class Function:
                 method = _bind_weakly(self.python_function, instance, owner)
                 tracer = _bind_weakly(self._tracer, instance, owner) if self._tracer else None
                 bound = type(self)(method, self._signature_structure, self._name, tracer,
-                                   self.jit_compile, memory_budget=self.memory_budget)
+                                   self.jit_compile, memory_budget=self.memory_budget,
+                                   reduce_retracing=self.reduce_retracing)
                 try:
                     self._bound[instance] = bound
                 except TypeError:
@@ -440,13 +485,14 @@ class Function:
         return bound.args, bound.kwargs
 
     def _arg_names_for(self, args):
-        names = getattr(self, "_arg_names", [])
-        out = []
-        for i in range(len(args)):
-            out.append(names[i] if i < len(names) and
-                       self._sig.parameters[names[i]].kind != inspect.Parameter.VAR_POSITIONAL
-                       else f"args_{i}")
-        return out
+        """The parameter name of each positional argument; `args_i` from `*args` on."""
+        names = []
+        for name in getattr(self, "_arg_names", []):
+            if self._sig.parameters[name].kind not in (inspect.Parameter.POSITIONAL_ONLY,
+                                                       inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(name)
+        return [names[i] if i < len(names) else f"args_{i}" for i in range(len(args))]
 
     def _check_signature_structure(self, args, kwargs):
         """The arguments at the input_signature's TensorSpecs, flat. Keyword arguments
@@ -490,32 +536,108 @@ class Function:
         args, kwargs = self._canonicalize(args, kwargs)
         tensors = []
         key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
+        self._calls = calls = self._calls + 1
         concrete = self._cache.get(key)
         if concrete is None:
-            concrete = self._trace_with_key(key, args, kwargs)
+            return self._trace_with_key(key, args, kwargs)[0], tensors
+        concrete._last_call = calls
         return concrete, tensors
 
     def _trace_with_key(self, key, args, kwargs):
+        """(the trace to run now, the trace kept for `key`): they differ on a first trace
+        that created variables, whose second trace is what later calls run."""
         with self._lock:
             concrete = self._cache.get(key)
-            if concrete is None:
-                fn = self._tracer if self._tracer is not None else self.python_function
-                concrete = trace_into_graph(fn, list(args), kwargs, self._name,
-                                            self._arg_names_for(args))
-                concrete.graph.jit_compile = self.jit_compile
-                if self.memory_budget is not None:
-                    concrete.graph.memory_budget = self.memory_budget   # read by the passes
-                if not any(isinstance(outer, SymbolicTensor)
-                           for outer, _ in concrete.graph.captures):
-                    self._cache[key] = concrete
-            return concrete
+            if concrete is not None:
+                return concrete, concrete
+            if self.reduce_retracing and key != "signature":
+                now, kept = self._general_trace(args, kwargs)
+            else:
+                now, kept = self._trace(args, kwargs)
+            if _reusable(kept):
+                self._keep(key, kept)
+            return now, kept
+
+    def _trace(self, args, kwargs):
+        """Trace on `args` (TensorSpecs stand for tensors): (trace to run now, trace to keep)."""
+        fn = self._tracer if self._tracer is not None else self.python_function
+        names = self._arg_names_for(args)
+        refusal = None if self._traces == 0 else (
+            "again, for arguments unlike those of its earlier traces")
+        with creation_rule(self._name, refusal) as rule:
+            now = self._traced(fn, args, kwargs, names)
+        self._traces += 1
+        self._note_retrace(now.structured_input_signature, names)
+        if not rule.created:
+            return now, now
+        with creation_rule(self._name, "a second time, as its later calls will run: it "
+                           "creates a new variable each time it runs"):
+            kept = self._traced(fn, args, kwargs, names)
+        return now, kept
+
+    def _traced(self, fn, args, kwargs, names):
+        concrete = trace_into_graph(fn, list(args), kwargs, self._name, names)
+        concrete.graph.jit_compile = self.jit_compile
+        if self.memory_budget is not None:
+            concrete.graph.memory_budget = self.memory_budget   # read by the passes
+        return concrete
+
+    def _note_retrace(self, template, names):
+        """Count a trace; a frequent retracer warns, saying which argument changed."""
+        previous, self._last_template = self._last_template, template
+        reasons = [] if previous is None else trace_warnings.changed_arguments(
+            previous, template, names, self.reduce_retracing)
+        self._retraces.traced(self._calls, self._name, reasons)
+
+    def _general_trace(self, args, kwargs):
+        """reduce_retracing: the first trace for each structure and Python values is
+        exact; a later one whose tensors differ in shape traces with the dimensions that
+        differ unknown, and serves every call it is compatible with."""
+        template = _replace_tensors((tuple(args), kwargs), lambda v, p: _spec_of(v))
+        specs = [leaf for leaf in nest.flatten(template) if isinstance(leaf, TensorSpec)]
+        shapeless = _replace_tensors(template, lambda spec, p: TensorSpec(
+            None if spec.shape.rank is None else [None] * spec.shape.rank, spec.dtype))
+        structure = (_encode(shapeless[0], []), _encode(shapeless[1], []))
+        entry = self._general.get(structure)
+        if entry is not None:
+            general, concrete = entry
+            if all(g.shape.is_compatible_with(s.shape) for g, s in zip(general, specs)):
+                return concrete, concrete
+            specs = [TensorSpec(g.shape.most_specific_compatible_shape(s.shape), s.dtype,
+                                s.name) for g, s in zip(general, specs)]
+            relaxed = iter(specs)
+            args, kwargs = _replace_tensors(template, lambda spec, p: next(relaxed))
+        now, kept = self._trace(args, kwargs)
+        if _reusable(kept):
+            self._general[structure] = (specs, kept)
+        return now, kept
+
+    def _keep(self, key, concrete):
+        """Cache `concrete` for `key`; beyond rt.config's trace cache size, the least
+        recently used trace goes (logged)."""
+        concrete._last_call = self._calls
+        self._cache[key] = concrete
+        limit = config.get_trace_cache_size()
+        while limit is not None and len(self._cache) > max(limit, 1):
+            old_key = min(self._cache, key=lambda k: self._cache[k]._last_call)
+            dropped = self._cache.pop(old_key)
+            self._general = {k: v for k, v in self._general.items() if v[1] is not dropped}
+            _log.warning("rt.function '%s': its trace cache is full (%d traces, "
+                         "rt.config.set_trace_cache_size); dropped the least recently "
+                         "used trace, for %s", self._name, limit,
+                         trace_warnings.describe_arguments(dropped.structured_input_signature))
 
     def __call__(self, *args, **kwargs):
-        if context.functions_run_eagerly():
-            fn = self._tracer if self._tracer is not None else self.python_function
-            return fn(*args, **kwargs)
-        concrete, tensors = self._lookup(args, kwargs)
-        return concrete._call_flat(tensors)
+        try:
+            if context.functions_run_eagerly():
+                fn = self._tracer if self._tracer is not None else self.python_function
+                return fn(*args, **kwargs)
+            concrete, tensors = self._lookup(args, kwargs)
+            return concrete._call_flat(tensors)
+        except Exception as e:  # noqa: BLE001 - the same error, its traceback filtered
+            if config.get_traceback_filtering():
+                raise traceback_utils.filtered(e)  # internal frames hidden: see rt.config
+            raise
 
     def get_concrete_function(self, *args, **kwargs):
         """The ConcreteFunction for these arguments (TensorSpecs allowed), tracing if new.
@@ -534,26 +656,31 @@ class Function:
                             raise ValueError(
                                 f"{self._name}: argument {i} is {spec}, which does not "
                                 f"match the input_signature {want}")
-            return self._signature_concrete()
+            return self._signature_concrete(kept=True)
         args, kwargs = self._canonicalize(args, kwargs)
         key = (_encode(args, []), _encode(kwargs, []) if kwargs else None)
-        return self._cache.get(key) or self._trace_with_key(key, args, kwargs)
+        return self._cache.get(key) or self._trace_with_key(key, args, kwargs)[1]
 
-    def _signature_concrete(self):
-        """The one trace of a function with an input_signature."""
+    def _signature_concrete(self, kept=False):
+        """The one trace of a function with an input_signature (on a first trace that
+        created variables: the first to run now, unless `kept`)."""
         concrete = self._cache.get("signature")
         if concrete is None:
             args = nest.pack_sequence_as(list(self._signature_structure),
                                          list(self.input_signature))
-            concrete = self._trace_with_key("signature", args, {})
+            now, kept_trace = self._trace_with_key("signature", args, {})
+            concrete = kept_trace if kept else now
         return concrete
 
     def experimental_get_tracing_count(self):
-        return len(self._cache)
+        """How many times the Python function was traced (a first trace that created
+        variables and its second trace count once)."""
+        return self._traces
 
     @property
     def concrete_functions(self):
-        return list(self._cache.values())
+        """The traces kept in the cache, each once."""
+        return list({id(c): c for c in self._cache.values()}.values())
 
     def __repr__(self):
         return f"<rt.function {self._name}>"
@@ -569,7 +696,12 @@ class BoundFunction(Function):
         self._instance = instance
 
     def __call__(self, *args, **kwargs):
-        return self._function(*args, **kwargs)
+        try:
+            return self._function(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the same error, its traceback filtered
+            if config.get_traceback_filtering():
+                raise traceback_utils.filtered(e)  # internal frames hidden: see rt.config
+            raise
 
     def get_concrete_function(self, *args, **kwargs):
         return self._function.get_concrete_function(*args, **kwargs)
@@ -595,16 +727,20 @@ def _check_input_signature(signature):
 
 
 def function(func=None, *, input_signature=None, name=None, jit_compile=False,
-             memory_budget=None):
+             memory_budget=None, reduce_retracing=False):
     """Decorator: trace `func` into a graph per input signature and run the graph.
 
     `jit_compile=True`: its graphs run in the compiled tier (`runtime.compiled`).
     `memory_budget` (bytes): its graphs recompute loops' collected values until their
-    planned peak memory fits (see `rt.config.set_memory_budget`)."""
+    planned peak memory fits (see `rt.config.set_memory_budget`). `reduce_retracing`:
+    after a retrace caused by tensor shapes, trace with the dimensions that differed
+    unknown (one graph for all lengths, say).
+    """
     if func is None:
         return functools.partial(function, input_signature=input_signature, name=name,
-                                 jit_compile=jit_compile, memory_budget=memory_budget)
+                                 jit_compile=jit_compile, memory_budget=memory_budget,
+                                 reduce_retracing=reduce_retracing)
     if isinstance(func, Function):
         return func
     return Function(func, input_signature=input_signature, name=name, jit_compile=jit_compile,
-                    memory_budget=memory_budget)
+                    memory_budget=memory_budget, reduce_retracing=reduce_retracing)

@@ -7,6 +7,9 @@
 The updates are variable assignments, so a step works eagerly and inside a traced
 training step alike. Slots (momentum, Adam's moments) and the step counter are
 variables created on first use: inside a trace they are created once, eagerly.
+A graph function creates variables on its first trace only, so an optimizer first
+used by a later trace (a second optimizer passed to one step function) needs
+`opt.build(variables)` beforehand, as in Keras.
 """
 import numpy as np
 
@@ -33,6 +36,15 @@ class Optimizer:
             self._iterations = Variable(np.int64(0), trainable=False,
                                         name=f"{self.name}/iterations")
         return self._iterations
+
+    slot_names = ()         # the slots `_update` keeps per variable
+
+    def build(self, var_list):
+        """Create the step counter and the slots of each variable of `var_list` now."""
+        self.iterations          # noqa: B018 - created on first access
+        for var in var_list:
+            for slot in self.slot_names:
+                self.get_slot(var, slot)
 
     def get_slot(self, var, slot):
         """The optimizer's `slot` variable for `var` (zeros shaped like it at first)."""
@@ -90,6 +102,7 @@ class SGD(Optimizer):
             raise ValueError(f"momentum must be in [0, 1], got {momentum}")
         self.momentum = momentum
         self.nesterov = nesterov
+        self.slot_names = ("momentum",) if momentum else ()
 
     def _update(self, grad, var):
         step = self._hyper(self.learning_rate, var.dtype) * grad
@@ -109,6 +122,8 @@ class Adam(Optimizer):
                  name="Adam"):
         super().__init__(learning_rate, name)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+    slot_names = ("m", "v")
 
     def _update(self, grad, var):
         t = math_ops.cast(self.iterations + 1, var.dtype)

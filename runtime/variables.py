@@ -4,14 +4,17 @@ A variable owns an ndarray. Reading it in a graph adds a `read_variable` op and
 writing adds an `assign*` op; both name the variable, so automatic control
 dependencies keep accesses to one variable in program order. A variable created
 while tracing a function is created eagerly ("lifted"), so a function can build
-its variables on first call. Inside a TF1-style `rt.Graph` a variable starts
-uninitialized until its `initializer` (or `global_variables_initializer`) runs.
+its variables on first call; as in TensorFlow, only its first trace may create
+any (`creation_rule`, which `rt.function` sets while it traces). Inside a TF1-style
+`rt.Graph` a variable starts uninitialized until its `initializer` (or
+`global_variables_initializer`) runs.
 
 Each variable has a lock, held by its `assign*` kernels (eagerly and in graphs), so an
 update from one thread is never lost to another's: `assign_add` from many threads keeps
 every increment. A read sees the value before or after an update, never a mix (an
 update makes a new array; it never writes into the one a reader holds).
 """
+import contextlib
 import itertools
 import threading
 
@@ -27,7 +30,8 @@ from . import shapes
 from .shapes import TensorShape
 from .tensor import EagerTensor, SymbolicTensor, Tensor, numpy_repr
 
-__all__ = ["Variable", "global_variables_initializer", "trainable_variables"]
+__all__ = ["Variable", "global_variables_initializer", "trainable_variables",
+           "creation_rule"]
 
 _uids = itertools.count()
 _access_hooks = []          # callables(variable) run when a variable is read (gradient tapes)
@@ -129,6 +133,54 @@ def _in_function_graph(graph):
     return False
 
 
+class _Traces(threading.local):
+    def __init__(self):
+        self.rules = []         # the CreationRule of each graph function being traced
+
+
+_traces = _Traces()
+
+
+class CreationRule:
+    """What one trace of a graph function may do about new variables: create them (and
+    count them), or refuse, saying why (`refusal`)."""
+
+    __slots__ = ("function", "refusal", "created")
+
+    def __init__(self, function, refusal):
+        self.function = function
+        self.refusal = refusal
+        self.created = 0
+
+
+@contextlib.contextmanager
+def creation_rule(function, refusal=None):
+    """While tracing `function`: variables created are counted on the rule yielded, or,
+    with a `refusal` text, creating one raises ValueError saying it."""
+    rule = CreationRule(function, refusal)
+    _traces.rules.append(rule)
+    try:
+        yield rule
+    finally:
+        _traces.rules.remove(rule)
+
+
+def _check_creation(name):
+    """A variable is created while tracing: allowed unless a trace in progress refuses."""
+    rules = _traces.rules
+    for rule in rules:
+        if rule.refusal is not None:
+            from .traceback_utils import at_user_line
+            raise ValueError(
+                f"rt.Variable '{name}' created while tracing '{rule.function}' {rule.refusal}. "
+                f"A graph function may create variables only on its first trace, which "
+                f"keeps them for every later call (TensorFlow's tf.function rule): create "
+                f"the variable once, guarded (`if self.v is None: self.v = "
+                f"rt.Variable(...)`), or outside the function.{at_user_line(3)}")
+    for rule in rules:
+        rule.created += 1
+
+
 def _lift_initial_value(t, name):
     """Evaluate now a symbolic initial value (`rt.Variable(rt.zeros([3]))` while tracing).
 
@@ -164,6 +216,8 @@ class Variable:
         self.initializer = None
         self._graph = None
         if graph is None or _in_function_graph(graph):
+            if graph is not None:
+                _check_creation(self._name)
             with context.init_scope():
                 value = initial_value() if callable(initial_value) else initial_value
                 if isinstance(value, SymbolicTensor):

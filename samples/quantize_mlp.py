@@ -17,7 +17,13 @@ import autograph as ag
 import runtime as rt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlp_classifier import make_data, train_step  # noqa: E402 - the classifier's task and step
+import mlp_classifier  # noqa: E402 - the classifier's task and step
+
+make_data = mlp_classifier.make_data
+# A graph function of its own: its first trace creates this model's variables (a graph
+# function creates variables on its first trace only, so mlp_classifier.train_step, once
+# traced for that sample's model, cannot make new ones)
+train_step = ag.convert(mlp_classifier.train_step.python_function)
 
 HIDDEN = (512, 512)
 

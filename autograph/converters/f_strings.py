@@ -25,7 +25,8 @@ class FStringTransformer(transformer.Base):
         if all(isinstance(v, gast.Constant) for v in node.values):   # f"abc", a spec ".2f"
             return gast.Constant(value="".join(v.value for v in node.values), kind=None)
         parts = []
-        for value in node.values:
+        # Python 3.12 ends a nested spec (`{i:>{n}}`) with an empty string: it adds nothing
+        for value in [v for v in node.values if not _empty_string(v)]:
             if isinstance(value, gast.FormattedValue):
                 spec = value.format_spec
                 if spec is None:
@@ -44,6 +45,10 @@ class FStringTransformer(transformer.Base):
                 and isinstance(node.left.value, str)):
             return node
         return ast_util.ag_call("percent_format", [node.left, node.right])
+
+
+def _empty_string(node):
+    return isinstance(node, gast.Constant) and node.value == ""
 
 
 def transform(node, ctx):

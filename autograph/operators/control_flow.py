@@ -26,6 +26,7 @@ import runtime as rt
 from runtime import control_flow as rt_cf
 from runtime import dtypes
 from runtime import nest
+from runtime import trace_warnings
 from runtime import traceback_utils
 from runtime.errors import loop_limit_exceeded
 from runtime.ops import logging_ops
@@ -378,6 +379,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
     cond = as_condition(test())
     limit = rt.config.get_loop_iteration_limit()
     tensor_iterations = 0
+    python_body = trace_warnings.counting_iterations(body)  # warns if it unrolls a lot
     while not is_symbolic(cond):
         if not cond:
             return
@@ -385,7 +387,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
             if tensor_iterations == limit:
                 raise loop_limit_exceeded(limit, traceback_utils.user_frame(2))
             tensor_iterations += 1
-        body()
+        python_body()
         cond = as_condition(test())
     get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
     _tensor_loop(test, body, get_state, set_state, symbol_names, opts)
@@ -890,6 +892,7 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=N
 
 
 def _python_for(iter_, extra_test, body, get_state, set_state, symbol_names):
+    body = trace_warnings.counting_iterations(body)     # warns if it unrolls a lot
     if extra_test is None:
         for target in iter_:
             body(target)

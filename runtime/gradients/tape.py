@@ -8,6 +8,10 @@ already holds the ops: the tape notes which ones were built while it recorded, a
 `gradient` adds their symbolic backward pass to the graph.
 
 Trainable floating-point variables are watched when read (`watch_accessed_variables`).
+A persistent tape asked for a gradient while it still records records the backward
+pass too, so its result can be differentiated again (second derivatives). `jacobian`
+and `batch_jacobian` take one backward pass per element of the target (per element of
+one example, for a batch): a Python loop eagerly, one graph `while` loop in a graph.
 """
 import contextlib
 import threading
@@ -18,7 +22,9 @@ from .. import nest
 from .. import variables as variables_module
 from ..graph import Graph
 from ..ops import array_ops
+from ..ops import math_ops
 from ..ops import registry
+from ..ops.registry import convert_to_tensor
 from ..tensor import EagerTensor, Tensor
 from ..variables import Variable
 from .backprop import backward, differentiable, identity
@@ -207,36 +213,116 @@ class GradientTape:
         target and sources may be nests; a source the target does not depend on gets
         None (zeros with unconnected_gradients="zero").
         """
-        if self._used:
-            raise RuntimeError("A non-persistent GradientTape can compute gradients only "
-                               "once; use GradientTape(persistent=True).")
-        recording = self._recording
-        if recording:
-            self._stop()          # the backward pass itself is not recorded by this tape
-        try:
+        self._check_usable()
+        with self._backward_pass():
             targets, seeds = targets_and_seeds(target, output_gradients)
             flat = nest.flatten(sources)
-            if all(isinstance(t, EagerTensor) for t in targets):
-                grads = self._eager_gradient(targets, seeds, flat)
-            else:
-                grads = self._graph_gradient(targets, seeds, flat)
+            grads = self._flat_gradient(targets, seeds, flat)
             if unconnected_gradients == "zero":
                 grads = [array_ops.zeros_like(s) if g is None else g
                          for g, s in zip(grads, flat)]
+        self._used_once()
+        return nest.pack_sequence_as(sources, grads)
+
+    def jacobian(self, target, sources, unconnected_gradients="none",
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The jacobian of `target` with respect to each of `sources` (in their structure):
+        for a source `x`, a tensor of shape `target.shape + x.shape` whose element
+        [i..., j...] is d target[i...] / d x[j...]; None where `target` does not depend on
+        `x` (zeros with unconnected_gradients="zero")."""
+        del parallel_iterations, experimental_use_pfor     # TensorFlow's tuning knobs
+        self._check_usable()
+        with self._backward_pass():
+            target = convert_to_tensor(target)
+            flat = nest.flatten(sources)
+            count = array_ops.size(target)
+
+            def row(i):
+                seed = math_ops.cast(math_ops.equal(array_ops.range(count), i), target.dtype)
+                return self._flat_gradient([target], [array_ops.reshape(
+                    seed, array_ops.shape(target))], flat)
+
+            rows = _rows(row, count, flat, batch=False)
+            out = [None if r is None else array_ops.reshape(r, array_ops.concat(
+                [array_ops.shape(target), array_ops.shape(s)], 0))
+                for r, s in zip(rows, flat)]
+            out = self._unconnected(out, flat, unconnected_gradients,
+                                    lambda s: array_ops.concat([array_ops.shape(target),
+                                                                array_ops.shape(s)], 0))
+        self._used_once()
+        return nest.pack_sequence_as(sources, out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none",
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """The jacobian of each example: `target` [b, m...] and `source` [b, n...], whose
+        examples do not depend on each other's, give [b, m..., n...] with element
+        [k, i..., j...] = d target[k, i...] / d source[k, j...]."""
+        del parallel_iterations, experimental_use_pfor
+        self._check_usable()
+        with self._backward_pass():
+            target = convert_to_tensor(target)
+            if target.shape.rank == 0 or getattr(source, "shape", None) is not None and \
+                    source.shape.rank == 0:
+                raise ValueError("batch_jacobian needs a target and a source with a batch "
+                                 "(first) dimension")
+            per_example = array_ops.size(target) // array_ops.shape(target)[0]
+
+            def row(i):
+                seed = math_ops.cast(math_ops.equal(array_ops.range(per_example), i),
+                                     target.dtype)
+                seed = array_ops.reshape(seed, array_ops.shape(target)[1:])
+                return self._flat_gradient([target], [array_ops.zeros_like(target) + seed],
+                                           [source])
+
+            [stacked] = _rows(row, per_example, [source], batch=True)
+            shape = array_ops.concat([array_ops.shape(target),
+                                      array_ops.shape(source)[1:]], 0)
+            out = None if stacked is None else array_ops.reshape(stacked, shape)
+            [out] = self._unconnected([out], [source], unconnected_gradients, lambda s: shape)
+        self._used_once()
+        return out
+
+    def _check_usable(self):
+        if self._used:
+            raise RuntimeError("A non-persistent GradientTape can compute gradients only "
+                               "once; use GradientTape(persistent=True).")
+
+    @contextlib.contextmanager
+    def _backward_pass(self):
+        """A non-persistent tape stops recording for the backward pass; a persistent one
+        records it (its gradients can be differentiated again)."""
+        pause = self._recording and not self._persistent
+        if pause:
+            self._stop()
+        try:
+            yield
         finally:
-            if recording:
+            if pause:
                 self._start()
+
+    def _used_once(self):
         if not self._persistent:
             self._used = True
             self._records, self._watched = [], {}
-        return nest.pack_sequence_as(sources, grads)
+
+    @staticmethod
+    def _unconnected(grads, sources, unconnected_gradients, shape_of):
+        if unconnected_gradients != "zero":
+            return grads
+        return [array_ops.zeros(shape_of(s), s.dtype) if g is None else g
+                for g, s in zip(grads, sources)]
+
+    def _flat_gradient(self, targets, seeds, flat):
+        if all(isinstance(t, EagerTensor) for t in targets):
+            return self._eager_gradient(targets, seeds, flat)
+        return self._graph_gradient(targets, seeds, flat)
 
     def _eager_gradient(self, targets, seeds, sources):
         seeded = {}
         for y, g in zip(targets, seeds):
             if differentiable(y):
                 seeded.setdefault(id(y), []).append(g)
-        grad_of, variable_grads = backward(self._records, seeded)
+        grad_of, variable_grads = backward(list(self._records), seeded)
         return [(variable_grads.get(s) if s in self._variables else None)
                 if isinstance(s, Variable) else
                 grad_of(s) if isinstance(s, Tensor) and id(s) in self._watched else None
@@ -261,3 +347,41 @@ class GradientTape:
         flat = [s if s is None or isinstance(s, Variable) or recorded is None
                 or id(s) in self._watched or s.op in recorded else None for s in flat]
         return backprop(graph.ops, targets, seeds, flat, recorded=recorded)
+
+
+def _rows(row, count, sources, batch):
+    """Each source's gradients of the target's elements 0 .. count-1, stacked on axis 0
+    (on axis 1 for a `batch`): `row(i)` gives element i's gradients (None where there is
+    none). A Python loop eagerly; a graph `while` loop while tracing."""
+    if isinstance(count, EagerTensor):
+        rows = [row(i) for i in range(int(count))]
+        return [None if all(r[k] is None for r in rows) else array_ops.stack(
+            [array_ops.zeros_like(s) if r[k] is None else r[k] for r in rows],
+            axis=1 if batch else 0) for k, s in enumerate(sources)]
+    from ..control_flow import while_loop
+    connected = [g is not None for g in row(0)]         # traced once to see which exist
+    picks = [k for k, c in enumerate(connected) if c]
+    if not picks:
+        return [None] * len(sources)
+
+    def body(i, *accumulated):
+        grads = row(i)
+        hot = math_ops.cast(math_ops.equal(array_ops.range(count), i), grads[picks[0]].dtype)
+        out = []
+        for k, acc in zip(picks, accumulated):
+            g = grads[k] if grads[k] is not None else array_ops.zeros_like(sources[k])
+            rank = g.shape.rank
+            hot_k = array_ops.reshape(hot, [1, -1] + [1] * (rank - 1) if batch
+                                      else [-1] + [1] * rank)
+            out.append(acc + hot_k * array_ops.expand_dims(g, 1 if batch else 0))
+        return [i + 1] + out
+
+    initial = []
+    for k in picks:
+        shape_k = array_ops.shape(sources[k])
+        dims = array_ops.concat([shape_k[:1], array_ops.reshape(count, [1]), shape_k[1:]], 0) \
+            if batch else array_ops.concat([array_ops.reshape(count, [1]), shape_k], 0)
+        initial.append(array_ops.zeros(dims, sources[k].dtype))
+    results = while_loop(lambda i, *_: i < count, body, [convert_to_tensor(0)] + initial)
+    stacked = dict(zip(picks, results[1:]))
+    return [stacked.get(k) for k in range(len(sources))]

@@ -1,5 +1,7 @@
-"""ONNX export (the optional `onnx` extra): a concrete function as a standard ONNX model.
+"""ONNX export (the optional `onnx` extra): a graph function as a standard ONNX model.
 
+    rt.onnx.export(f, "f.onnx", x)                  # f traced on example arguments
+    rt.onnx.export(f, "f.onnx", input_signature=[rt.TensorSpec([None, 3])])
     rt.onnx.export(f.get_concrete_function(x), "f.onnx")
     onnxruntime.InferenceSession("f.onnx").run(None, {"x": x_value})
 
@@ -25,10 +27,11 @@ except ImportError as e:                      # pragma: no cover - depends on th
                       f"(the onnx package; onnxruntime to run models) ({e})") from None
 
 from ..files import write_file
+from ..function import Function
 from ..graph import Graph
 from .ops import CONVERTERS, OPSET, UNSUPPORTED_CASES
 
-__all__ = ["export", "to_model", "ExportError", "supported_ops"]
+__all__ = ["export", "to_model", "concrete_function", "ExportError", "supported_ops"]
 
 
 class ExportError(ValueError):
@@ -140,8 +143,33 @@ def _unsupported(graph, found):
     return found
 
 
-def to_model(concrete, opset=OPSET):
-    """The onnx.ModelProto of a ConcreteFunction (or a function-like Graph)."""
+def concrete_function(fn, example_args=(), input_signature=None):
+    """The ConcreteFunction to export for `fn`: itself if it is one; for an `rt.function`
+    (or `autograph.convert`) its trace on the example arguments, or on `input_signature`
+    (TensorSpecs), or its own input_signature's, or its one trace so far."""
+    if not isinstance(fn, Function):
+        if example_args or input_signature is not None:
+            raise TypeError("example arguments and input_signature are for an rt.function; "
+                            "a ConcreteFunction is already traced")
+        return fn
+    if example_args and input_signature is not None:
+        raise TypeError("give either example arguments or an input_signature, not both")
+    if input_signature is not None:
+        return fn.get_concrete_function(*input_signature)
+    if example_args or fn.input_signature is not None:
+        return fn.get_concrete_function(*example_args)
+    traces = fn.concrete_functions
+    if len(traces) == 1:
+        return traces[0]
+    raise TypeError(f"Exporting {fn!r} needs its arguments: rt.onnx.export(fn, path, "
+                    f"*example_args) or input_signature=[rt.TensorSpec(shape, dtype), ...] "
+                    f"(it has {len(traces)} traces)")
+
+
+def to_model(concrete, *example_args, input_signature=None, opset=OPSET):
+    """The onnx.ModelProto of a graph function (see `concrete_function`), a
+    ConcreteFunction or a function-like Graph."""
+    concrete = concrete_function(concrete, example_args, input_signature)
     graph = getattr(concrete, "graph", concrete)
     if not isinstance(graph, Graph):
         raise TypeError(f"Expected a ConcreteFunction or a Graph, got {concrete!r}")
@@ -172,9 +200,11 @@ def to_model(concrete, opset=OPSET):
     return model
 
 
-def export(concrete, path, opset=OPSET):
-    """Write the ONNX model of `concrete` (a ConcreteFunction) to `path`; returns the model."""
-    model = to_model(concrete, opset)
+def export(fn, path, *example_args, input_signature=None, opset=OPSET):
+    """Write the ONNX model of `fn` to `path`; returns the model. `fn` is a ConcreteFunction,
+    or an rt.function traced on `example_args` or `input_signature` (see
+    `concrete_function`)."""
+    model = to_model(fn, *example_args, input_signature=input_signature, opset=opset)
     write_file(path, model.SerializeToString())
     return model
 

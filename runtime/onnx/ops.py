@@ -448,4 +448,5 @@ def _dequantize_unsupported(op):
 
 
 UNSUPPORTED_CASES = {"getitem": _getitem_unsupported, "matmul": _matmul_unsupported,
-                     "while": _while_unsupported, "dequantize": _dequantize_unsupported}
+                     "while": _while_unsupported, "dequantize": _dequantize_unsupported,
+                     "gather": lambda op: "batch_dims" if op.attrs.get("batch_dims") else None}

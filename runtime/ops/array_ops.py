@@ -614,18 +614,40 @@ def tile(input, multiples, name=None):  # noqa: A002
 
 # -- gather / one_hot / where ------------------------------------------------------------
 
-def _gather_kernel(params, indices, axis):
-    return np.take(params, indices, axis=axis)
+def _gather_kernel(params, indices, axis, batch_dims=0):
+    return _batched_take(params, indices, axis, batch_dims)
 
 
-def _gather_infer(inputs, axis):
+def _batched_take(params, indices, axis, batch_dims):
+    """numpy `take` along `axis`, separately for each index of the first `batch_dims`
+    dimensions (which params and indices share): [B, A, G, R] at [B, I] -> [B, A, I, R]."""
+    if not batch_dims:
+        return np.take(params, indices, axis=axis)
+    b, n_index = batch_dims, indices.ndim - batch_dims
+    moved = np.moveaxis(params, axis, b)                    # [B, G, A, R]
+    grids = tuple(np.arange(d).reshape((1,) * k + (d,) + (1,) * (b - k - 1 + n_index))
+                  for k, d in enumerate(params.shape[:b]))
+    taken = moved[grids + (indices,)]                       # [B, I, A, R]
+    n_between = axis - b
+    order = (list(range(b)) + list(range(b + n_index, b + n_index + n_between))
+             + list(range(b, b + n_index)) + list(range(b + n_index + n_between, taken.ndim)))
+    return taken.transpose(order)
+
+
+def _gather_infer(inputs, axis, batch_dims=0):
     params, indices = inputs
     if not indices.dtype.is_integer:
         raise TypeError(f"gather: indices must be integers, got {indices.dtype.name}")
     if params.shape.rank is None or indices.shape.rank is None:
         return [(TensorShape(None), params.dtype)]
     dims = params.shape.dims
-    return [(TensorShape(dims[:axis] + indices.shape.dims + dims[axis + 1:]), params.dtype)]
+    batch = TensorShape(dims[:batch_dims])
+    if not batch.is_compatible_with(indices.shape.dims[:batch_dims]):
+        raise ValueError(f"gather: with batch_dims={batch_dims}, params (shape "
+                         f"{params.shape}) and indices (shape {indices.shape}) must agree "
+                         f"on their first {batch_dims} dimensions")
+    index_dims = indices.shape.dims[batch_dims:]
+    return [(TensorShape(dims[:axis] + index_dims + dims[axis + 1:]), params.dtype)]
 
 
 def _scatter_add(shape, positions, values):
@@ -639,8 +661,9 @@ def _positions(shape):
     return np.arange(int(np.prod(shape))).reshape(tuple(int(d) for d in shape))
 
 
-def _gather_grad_kernel(shape, grad, indices, axis):
-    return _scatter_add(shape, np.take(_positions(shape), indices, axis=axis), grad)
+def _gather_grad_kernel(shape, grad, indices, axis, batch_dims=0):
+    return _scatter_add(shape, _batched_take(_positions(shape), indices, axis, batch_dims),
+                        grad)
 
 
 def _scatter_infer(inputs, **_):
@@ -649,7 +672,8 @@ def _scatter_infer(inputs, **_):
 
 
 def _gather_grad_grad(op, grad):
-    return [None, gather(grad, op.inputs[2], op.attrs["axis"]), None]
+    return [None, gather(grad, op.inputs[2], op.attrs["axis"],
+                         op.attrs.get("batch_dims", 0)), None]
 
 
 _GATHER_GRAD = registry.register("gather_grad", _gather_grad_kernel, _scatter_infer,
@@ -658,21 +682,41 @@ _GATHER_GRAD = registry.register("gather_grad", _gather_grad_kernel, _scatter_in
 
 def _gather_grad(op, grad):
     params, indices = op.inputs
-    return [apply(_GATHER_GRAD, [shape(params), grad, indices], {"axis": op.attrs["axis"]}),
-            None]
+    return [apply(_GATHER_GRAD, [shape(params), grad, indices], dict(op.attrs)), None]
 
 
 _GATHER = registry.register("gather", _gather_kernel, _gather_infer, grad=_gather_grad, fresh=True)
 
 
-def gather(params, indices, axis=0, batch_dims=0, name=None):
-    """Elements of `params` along `axis` at `indices` (numpy `take`)."""
-    if batch_dims:
-        raise NotImplementedError("gather: batch_dims is not supported")
+def gather(params, indices, axis=None, batch_dims=0, name=None):
+    """Elements of `params` along `axis` at `indices` (numpy `take`).
+
+    batch_dims=k: the first k dimensions of params and indices are batch dimensions,
+    taken element by element (TF's gather); `axis` (at least k) defaults to k.
+    """
     params = convert_to_tensor(params)
     indices = convert_to_tensor(indices)
-    axis = checked(_GATHER, _rank_axis, axis, params.shape)
-    return apply(_GATHER, [params, indices], {"axis": axis}, name)
+    batch_dims = checked(_GATHER, _batch_dims, batch_dims, indices.shape)
+    axis = checked(_GATHER, _rank_axis, batch_dims if axis is None else axis, params.shape)
+    if axis < batch_dims:
+        raise registry._build_error(_GATHER, ValueError(
+            f"batch_dims ({batch_dims}) must be at most axis ({axis})"))
+    attrs = {"axis": axis, "batch_dims": batch_dims} if batch_dims else {"axis": axis}
+    return apply(_GATHER, [params, indices], attrs, name)
+
+
+def _batch_dims(batch_dims, indices_shape):
+    """`batch_dims` as a non-negative int (a negative one counts from indices' rank)."""
+    batch_dims = as_int(batch_dims, "batch_dims")
+    rank = indices_shape.rank
+    if batch_dims < 0:
+        if rank is None:
+            raise ValueError("a negative batch_dims needs indices of known rank")
+        batch_dims += rank
+    if batch_dims < 0 or (rank is not None and batch_dims > rank):
+        raise ValueError(f"batch_dims must be in [-{rank}, {rank}] for indices of shape "
+                         f"{indices_shape}, got {batch_dims}")
+    return batch_dims
 
 
 def _one_hot_kernel(indices, depth, on_value, off_value, axis, dtype):

@@ -45,8 +45,64 @@ def test_help_explains_the_flags(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--help"])
     assert info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--dump" in out and "QUALNAME" in out and "--optimized" in out
+    assert "affects nothing" not in out
+    assert "--recursive with --dump, also print the code generated for the user functions " \
+           "the target calls" in out
+
+
+def test_a_folder_is_named_as_one_and_a_file_in_it_suggested(capsys):
+    samples = os.path.dirname(COLLATZ)
+    assert main([samples, "--dump"]) == 2
+    err = capsys.readouterr().err
+    assert f"{samples} is a folder: give one Python file (PATH.py[::QUALNAME]), such as " \
+           f"{os.path.join(samples, '')}" in err and err.count("\n") == 1
+
+
+CALLS = """\
+import autograph as ag
+
+
+def clip(x, limit):
+    if x > limit:
+        x = limit
+    return x
+
+
+def scale(x):
+    return clip(x * 2.0, 10.0)
+
+
+class Model:
+    def helper(self, x):
+        return scale(x) + 1.0
+
+    @ag.convert
+    def __call__(self, x):
+        return self.helper(x)
+
+
+@ag.convert
+def step(x):
+    return scale(x) + (lambda v: clip(v, 1.0))(x) + len([1, 2])
+"""
+
+
+def test_recursive_dumps_the_user_functions_the_target_calls_each_once(tmp_path, capsys):
+    source = tmp_path / "prog.py"
+    source.write_text(CALLS)
+    assert main([f"{source}::step", "--dump"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("# ")] == ["# step"]
+    assert main([f"{source}::step", "--dump", "--recursive"]) == 0
     out = capsys.readouterr().out
-    assert "--dump" in out and "QUALNAME" in out
+    assert [line for line in out.splitlines() if line.startswith("# ")] == [
+        "# step", "# scale", "# clip"]
+    assert "def ag__clip(x, limit):" in out and "ag__.if_stmt(" in out
+    assert main([str(source), "--dump", "--recursive"]) == 0
+    assert [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")] \
+        == ["# Model.__call__", "# Model.helper", "# scale", "# clip", "# step"]
 
 
 def test_python_dash_m_entry_point():

@@ -4,6 +4,7 @@ import shutil
 
 import pytest
 
+import runtime as rt
 from autograph.__main__ import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -52,6 +53,9 @@ def test_both_dump_and_graph(capsys):
     (["--graph", "--args", "[__import__('os').getcwd()]"], "must be a Python literal list"),
     (["--args", "[1]"], "--args gives the example arguments of --graph"),
     (["--graph", "--args", "[[1, [2]]]"], "cannot make a tensor of"),
+    (["--graph"], "--graph traces collatz(n) on example arguments: give them with --args, "
+                  "such as --args '[1.0]'"),
+    (["--optimized"], "--optimized shows the optimized graph of --graph"),
 ])
 def test_bad_args_get_a_one_line_error(argv, message, capsys):
     assert main([f"{COLLATZ}::collatz"] + argv) == 2
@@ -85,3 +89,22 @@ def test_without_graphviz_a_picture_is_a_clear_one_line_error(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert "needs the Graphviz program 'dot', which is not on PATH" in err
     assert err.count("\n") == 1
+
+
+def test_graph_without_args_traces_a_function_that_takes_none(tmp_path, capsys):
+    source = tmp_path / "prog.py"
+    source.write_text("import runtime as rt\n\n\ndef ones(n=3):\n    return rt.ones([n])\n")
+    assert main([f"{source}::ones", "--graph"]) == 0
+    assert capsys.readouterr().out.startswith("graph ones() {")
+
+
+def test_optimized_prints_the_graph_the_passes_made(tmp_path, capsys):
+    source = tmp_path / "prog.py"
+    source.write_text("def f(x):\n    unused = x * 3.0\n    return (x + 1.0) * 3.0\n")
+    assert main([f"{source}::f", "--graph", "--args", "[1.0]"]) == 0
+    traced = capsys.readouterr().out
+    with rt.config.options(optimizations=True):        # CI also runs with RT_OPTIMIZE=0
+        assert main([f"{source}::f", "--graph", "--optimized", "--args", "[1.0]"]) == 0
+    optimized = capsys.readouterr().out
+    assert "= multiply(x, const)" in traced and "multiply(x, const)" not in optimized  # pruned
+    assert "= fused(" in optimized and "= fused(" not in traced

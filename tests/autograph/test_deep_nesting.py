@@ -1,5 +1,5 @@
-"""Deep nesting: 50 nested tensor `if`s, loops nested as deep as CPython allows (20), and
-both together convert, trace and run correctly, in time about linear in the depth.
+"""Deep nesting: 50 nested tensor `if`s, loops nested as deep as CPython allows (20; 21 on
+3.13), and both together convert, trace and run correctly, in time about linear in the depth.
 
 The loops' generated graph nests 20 `while` ops: the fast executor's Python source for it
 would pass CPython's limit of 20 nested blocks, so that graph runs on the plain executor.
@@ -14,7 +14,20 @@ import autograph as ag
 import runtime as rt
 from autograph import conversion
 
-MAX_STATIC_BLOCKS = 20          # CPython: "too many statically nested blocks" past this
+def _deepest_loop_nest():
+    """How many nested `for` loops this CPython compiles (20 up to 3.12, 21 from 3.13):
+    past it, "too many statically nested blocks"."""
+    def compiles(depth):
+        body = "".join("    " * (d + 1) + f"for i{d} in range(1):\n" for d in range(depth))
+        try:
+            compile(f"def f():\n{body}{'    ' * (depth + 1)}pass\n", "<probe>", "exec")
+            return True
+        except SyntaxError:
+            return False
+    return next(depth for depth in range(1, 100) if not compiles(depth + 1))
+
+
+MAX_STATIC_BLOCKS = _deepest_loop_nest()
 
 
 def nested_ifs(depth, salt=0):

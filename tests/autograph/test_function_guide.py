@@ -531,6 +531,47 @@ def test_a_variable_created_on_the_first_call_only():
     assert int(c.count.numpy()) == 3
 
 
+def test_a_variable_created_on_every_call_is_an_error_where_eager_code_makes_a_new_one():
+    def accumulate(x):
+        v = rt.Variable(1.0)
+        v.assign_add(x)
+        return v.read_value()
+
+    assert [float(accumulate(x)) for x in (1.0, 2.0, 2.0)] == [2.0, 3.0, 3.0]
+    converted = ag.convert(accumulate)
+    with pytest.raises(ValueError, match="created while tracing 'accumulate' a second time") \
+            as info:
+        converted(rt.constant(1.0))
+    message = str(info.value)
+    assert "v = rt.Variable(1.0)" in message and "test_function_guide.py" in message
+    assert "if self.v is None" in message            # how to create it once
+
+
+def test_variables_made_on_the_first_call_agree_with_eager_from_the_first_call():
+    class Running:
+        def __init__(self):
+            self.total = None
+
+        def __call__(self, x):
+            if self.total is None:
+                self.total = rt.Variable(rt.zeros([2]) + 1.0)
+                print("made the total")
+            self.total.assign_add(x)
+            return self.total.read_value()
+
+    xs = [rt.constant(f32(1.0, 2.0)), rt.constant(f32(0.5, 0.5)), rt.constant(f32(-1.0, 0.0))]
+    eager = Running()
+    expected = [eager(x).numpy() for x in xs]
+    converted = Running()
+    converted.__call__ = ag.convert(converted.__call__)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        got = [converted.__call__(x).numpy() for x in xs]
+    np.testing.assert_array_equal(got, expected)
+    assert out.getvalue() == "made the total\n"      # the first call only, as eagerly
+    assert converted.__call__.experimental_get_tracing_count() == 1
+
+
 def test_a_python_flag_is_checked_while_tracing_the_variable_assigned_every_call():
     class Model:
         def __init__(self):
@@ -1059,9 +1100,21 @@ def test_one_step_function_with_two_optimizers():
     for name, step in (("eager", squared_error_step), ("converted", converted)):
         fast, slow = rt.optimizers.Adam(learning_rate=1e-2), rt.optimizers.Adam(learning_rate=1e-3)
         w, x, y = rt.Variable(2.0), rt.constant([-1.0]), rt.constant([2.0])
+        fast.build([w])         # the second trace may create no variables: slots made now
+        slow.build([w])
         runs[name] = [float(step(w, x, y, opt)) for opt in (fast, slow, fast, slow)]
         runs[name].append(float(w.numpy()))
     np.testing.assert_allclose(runs["converted"], runs["eager"], rtol=1e-6)
+
+
+def test_an_optimizer_first_used_by_a_later_trace_must_be_built_first():
+    step = ag.convert(squared_error_step)
+    w, x, y = rt.Variable(2.0), rt.constant([-1.0]), rt.constant([2.0])
+    step(w, x, y, rt.optimizers.Adam())
+    with pytest.raises(ValueError, match="rt.Variable 'Adam/iterations' created while "
+                       "tracing 'squared_error_step' again") as info:
+        step(w, x, y, rt.optimizers.Adam())          # a new optimizer: a second trace
+    assert "only on its first trace" in str(info.value)
 
 
 def tanh_until_small(x):

@@ -329,8 +329,12 @@ def contraction_model():
                       Dense(np.eye(2, dtype=np.float32), np.zeros(2, np.float32)))
 
 
+_CONTRACTION = contraction_model()     # made once: a graph function creates no variables
+                                        # after its first call (tf.function's rule)
+
+
 def solve_fixed_point(x, tol, max_iter):
-    solver = FixedPointSolver(contraction_model(), tol, max_iter)
+    solver = FixedPointSolver(_CONTRACTION, tol, max_iter)
     fixed, iterations = solver.solve(x)
     return fixed, iterations, solver.iterations
 
@@ -1745,8 +1749,11 @@ class RNN:
         return rt.stack(states), h
 
 
+_CELL = RNNCell(np.float32(0.8), np.float32(1.1))     # made once, as _CONTRACTION
+
+
 def run_rnn(xs, h0, limit):
-    rnn = RNN(RNNCell(np.float32(0.8), np.float32(1.1)), limit)
+    rnn = RNN(_CELL, limit)
     return rnn.run(xs, h0)
 
 

@@ -1002,10 +1002,17 @@ def dataset_of_dicts(ds, w):
     return loss / n, n
 
 
-def train_logistic_regression(ds, lr):
-    w = rt.Variable(rt.zeros([2]))
-    b = rt.Variable(0.0)
-    opt = rt.optimizers.SGD(lr)
+class State:
+    """Holds a program's variables (None until its first call creates it)."""
+
+    def __init__(self):
+        self.v = None
+
+
+def train_logistic_regression(ds, lr, model):
+    if model.v is None:     # variables only on the first call (see "variables" below)
+        model.v = rt.Variable(rt.zeros([2])), rt.Variable(0.0), rt.optimizers.SGD(lr)
+    w, b, opt = model.v
     losses = []
     for x, y in ds:
         with rt.GradientTape() as tape:
@@ -1041,7 +1048,7 @@ def iterator_and_next(scale):
     (dataset_continue_and_return, (8.0,)), (dataset_continue_and_return, (100.0,)),
     (dataset_of_dicts, (static(rt.data.Dataset.from_tensor_slices(
         {"x": FEATURES, "y": LABELS}).batch(2)), f32(0.1, -0.1))),
-    (train_logistic_regression, (static(DATA.batch(2)), 0.1)),
+    (train_logistic_regression, (static(DATA.batch(2)), static(0.1), State())),
     (shuffled_first_column, (static(3),)),
     (iterator_and_next, (2,)),
 ], ids=lambda v: getattr(v, "__name__", None))
@@ -1189,9 +1196,13 @@ def test_builtins(f, args, tensors):
 
 
 # -- variables ---------------------------------------------------------------------------
+# A graph function creates its variables on its first call only (tf.function's rule), so
+# each program keeps them in `state` (a State, made fresh for every run).
 
-def variable_accumulates(n):
-    v = rt.Variable(0)
+def variable_accumulates(n, state):
+    if state.v is None:
+        state.v = rt.Variable(0)
+    v = state.v
     i = 0
     while i < n:
         v.assign_add(i)
@@ -1199,8 +1210,10 @@ def variable_accumulates(n):
     return v.read_value()
 
 
-def variable_in_branches(x):
-    v = rt.Variable(1.0)
+def variable_in_branches(x, state):
+    if state.v is None:
+        state.v = rt.Variable(1.0)
+    v = state.v
     if x > 0:
         v.assign(x * 2.0)
     else:
@@ -1208,15 +1221,19 @@ def variable_in_branches(x):
     return v.read_value()
 
 
-def variable_as_loop_condition(n):
-    v = rt.Variable(0)
+def variable_as_loop_condition(n, state):
+    if state.v is None:
+        state.v = rt.Variable(0)
+    v = state.v
     while v < n:
         v.assign_add(2)
     return v.read_value()
 
 
-def exponential_moving_average(xs, decay):
-    avg = rt.Variable(0.0)
+def exponential_moving_average(xs, decay, state):
+    if state.v is None:
+        state.v = rt.Variable(0.0)
+    avg = state.v
     for x in xs:
         avg.assign(decay * avg + (1 - decay) * x)
     return avg.read_value()
@@ -1230,8 +1247,10 @@ class Counter:
         self.v.assign_add(k)
 
 
-def variable_through_method(n):
-    c = Counter()
+def variable_through_method(n, state):
+    if state.v is None:
+        state.v = Counter()
+    c = state.v
     for i in range(n):
         if i % 2 == 0:
             c.bump(i)
@@ -1239,11 +1258,11 @@ def variable_through_method(n):
 
 
 @pytest.mark.parametrize("f, args", [
-    (variable_accumulates, (4,)),
-    (variable_in_branches, (2.0,)), (variable_in_branches, (-2.0,)),
-    (variable_as_loop_condition, (5,)),
-    (exponential_moving_average, (f32(1.0, 2.0, 3.0), 0.5)),
-    (variable_through_method, (5,)),
+    (variable_accumulates, (4, State())),
+    (variable_in_branches, (2.0, State())), (variable_in_branches, (-2.0, State())),
+    (variable_as_loop_condition, (5, State())),
+    (exponential_moving_average, (f32(1.0, 2.0, 3.0), 0.5, State())),
+    (variable_through_method, (5, State())),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_variables(f, args, tensors):
     assert_equivalent(f, *args, tensors=tensors)

@@ -434,3 +434,19 @@ def test_threads_share_one_function_and_each_signature_is_traced_once():
         t.join()
     assert failures == []
     assert sorted(log, key=str) == [rt.TensorShape([2]), rt.TensorShape([3])]
+
+
+def test_optimized_graph_is_the_graph_that_runs_under_the_current_settings():
+    @rt.function
+    def f(x):
+        unused = x * 3.0                            # noqa: F841 - pruned
+        return (x + 1.0) * 2.0
+
+    concrete = f.get_concrete_function(rt.constant(1.0))
+    with rt.config.options(optimizations=True):
+        optimized = concrete.optimized_graph
+        assert optimized is not concrete.graph and optimized is concrete.optimized_graph
+        assert len(optimized.ops) < len(concrete.graph.ops)
+        assert float(concrete(rt.constant(1.0))) == 4.0
+    with rt.config.options(optimizations=False):
+        assert concrete.optimized_graph is concrete.graph

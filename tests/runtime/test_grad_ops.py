@@ -104,6 +104,8 @@ ARRAYS = [
     grad_case("tile", lambda t: rt.tile(t, [2, 1, 3]), [x((2, 3, 1))]),
     grad_case("gather", lambda t: rt.gather(t, [2, 0, 2]), [x((3, 2))]),
     grad_case("gather-axis1", lambda t: rt.gather(t, [[1, 1], [0, 2]], axis=1), [x((2, 3))]),
+    grad_case("gather-batch_dims", lambda t: rt.gather(t, [[1, 1, 0], [2, 0, 2]], axis=2,
+                                                        batch_dims=1), [x((2, 4, 3))]),
     grad_case("where", lambda c, a, b: rt.where(c, a, b),
               [np.array([[True, False, True], [False, False, True]]), x((2, 3)), x((3,), seed=1)]),
     grad_case("broadcast_to", lambda t: rt.broadcast_to(t, [2, 3]), [x((3,))]),

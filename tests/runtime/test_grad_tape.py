@@ -128,6 +128,128 @@ def test_higher_order_with_nested_tapes():
     assert float(dy) == 12.0 and float(outer.gradient(dy, x)) == 12.0
 
 
+def test_a_persistent_tapes_gradient_taken_while_recording_is_recorded():
+    x = rt.constant(3.0)
+    with rt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x * x * x
+        dy_dx = tape.gradient(y, x)              # still recording: recorded too
+    assert float(dy_dx) == 27.0 and float(tape.gradient(dy_dx, x)) == 18.0
+
+
+def test_second_derivatives_through_one_persistent_tape_in_a_function():
+    @rt.function
+    def curvature(x):
+        with rt.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = rt.sin(x) * x
+            dy = tape.gradient(y, x)
+        return dy, tape.gradient(dy, x)
+
+    x = np.array([0.5, 1.0, 2.0], np.float32)
+    dy, d2y = curvature(rt.constant(x))
+    np.testing.assert_allclose(dy.numpy(), np.cos(x) * x + np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(d2y.numpy(), 2 * np.cos(x) - x * np.sin(x), rtol=1e-6)
+
+
+def test_a_non_persistent_tape_does_not_record_its_own_gradient():
+    x = rt.constant(3.0)
+    with rt.GradientTape() as outer:
+        outer.watch(x)
+        with rt.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+            dy = tape.gradient(y, x)             # recorded by `outer`, not by `tape`
+    assert float(outer.gradient(dy, x)) == 2.0
+
+
+# -- jacobians -------------------------------------------------------------------------------
+
+def elementwise_and_matmul(x, w):
+    with rt.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = rt.square(x) * 2.0
+        z = rt.matmul(rt.reshape(x, [1, 3]), w)
+    return tape.jacobian(y, x), tape.jacobian(z, [x, w]), tape.jacobian(y, w)
+
+
+@pytest.mark.parametrize("mode", ["eager", "graph"])
+def test_jacobians_of_an_elementwise_op_and_a_matmul(mode):
+    x, w = np.array([1.0, 2.0, 3.0], np.float32), np.arange(6, dtype=np.float32).reshape(3, 2)
+    fn = elementwise_and_matmul if mode == "eager" else rt.function(elementwise_and_matmul)
+    dy_dx, (dz_dx, dz_dw), unconnected = fn(rt.constant(x), rt.Variable(w))
+    np.testing.assert_allclose(dy_dx.numpy(), np.diag(4.0 * x))
+    assert dz_dx.shape == (1, 2, 3) and dz_dw.shape == (1, 2, 3, 2)
+    np.testing.assert_allclose(dz_dx.numpy()[0], w.T)
+    expected = np.zeros((1, 2, 3, 2), np.float32)
+    for j in range(2):
+        expected[0, j, :, j] = x
+    np.testing.assert_allclose(dz_dw.numpy(), expected)
+    assert unconnected is None
+
+
+def test_a_jacobian_through_a_graph_loop_and_cond_matches_eager():
+    def f(x, n):
+        with rt.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(n):
+                y = y * x
+            if rt.reduce_sum(y) > 0:
+                y = rt.sin(y) * 2.0
+        return tape.jacobian(y, x)
+
+    x = rt.constant([0.5, 1.0, 1.5])
+    eager = f(x, rt.constant(3))
+    np.testing.assert_allclose(ag.convert(f)(x, rt.constant(3)).numpy(), eager.numpy(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.diag(eager.numpy()), 8 * np.cos(x.numpy() ** 4) *
+                               x.numpy() ** 3, rtol=1e-5)
+
+
+def dense_tanh(x, w):
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        y = rt.tanh(rt.matmul(x, w))
+    return tape.batch_jacobian(y, x)
+
+
+def test_batch_jacobian_is_the_per_example_block_of_the_jacobian():
+    rng = np.random.default_rng(0)
+    x = rt.constant(rng.random((4, 3), np.float32))
+    w = rt.constant(rng.random((3, 2), np.float32))
+    per_example = dense_tanh(x, w)
+    assert per_example.shape == (4, 2, 3)
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        y = rt.tanh(rt.matmul(x, w))
+    full = tape.jacobian(y, x).numpy()
+    np.testing.assert_allclose(per_example.numpy(), [full[b, :, b, :] for b in range(4)],
+                               rtol=1e-6)
+    traced = rt.function(dense_tanh, input_signature=[rt.TensorSpec([None, 3]),
+                                                      rt.TensorSpec([3, 2])])
+    np.testing.assert_allclose(traced(x, w).numpy(), per_example.numpy(), rtol=1e-6)
+
+
+def test_a_non_persistent_tape_gives_one_jacobian():
+    x = rt.constant([1.0, 2.0])
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    np.testing.assert_allclose(tape.jacobian(y, x).numpy(), [[2.0, 0.0], [0.0, 4.0]])
+    with pytest.raises(RuntimeError, match="persistent"):
+        tape.jacobian(y, x)
+
+
+def test_unconnected_jacobians_can_be_zeros():
+    x, other = rt.constant([1.0, 2.0]), rt.constant([[1.0, 2.0, 3.0]])
+    with rt.GradientTape() as tape:
+        tape.watch([x, other])
+        y = x * 3.0
+    zeros = tape.jacobian(y, other, unconnected_gradients="zero")
+    assert zeros.shape == (2, 1, 3) and not zeros.numpy().any()
+
+
 def test_reset_forgets_the_records():
     x = rt.constant(2.0)
     with rt.GradientTape() as tape:

@@ -70,8 +70,11 @@ def test_many_ops(tmp_path):
     assert_matches(concrete, [x - 3, np.int32(1)], tmp_path)
 
 
+_V = rt.Variable([1.0, -1.0, 0.5])
+
+
 def more_ops(a, i, n):
-    v = rt.Variable([1.0, -1.0, 0.5])
+    v = _V
     parts = rt.unstack(a, axis=1)
     lo, hi = rt.constant(-1.0), rt.constant(1.5)
     return [i // 3, i % 3, i // -3, i % -3, a // 0.7, a % 0.7,           # Python's signs
@@ -143,3 +146,48 @@ def test_a_gradient_through_cond_exports_and_one_through_while_is_listed(tmp_pat
     concrete = rt.function(through_while).get_concrete_function(rt.constant(2.0))
     with pytest.raises(rt.onnx.ExportError, match="while with values collected per iteration"):
         rt.onnx.export(concrete, str(tmp_path / "m.onnx"))
+
+
+# -- exporting a graph function (not only a ConcreteFunction) ----------------------------------
+
+def scaled_relu(x):
+    return rt.relu(x) * 2.0
+
+
+def run_file(path, feeds):
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return session.run(None, dict(zip([i.name for i in session.get_inputs()], feeds)))
+
+
+def test_a_function_exports_traced_on_example_arguments(tmp_path):
+    path = str(tmp_path / "f.onnx")
+    x = np.array([-1.0, 2.0], np.float32)
+    rt.onnx.export(rt.function(scaled_relu), path, rt.constant(x))
+    np.testing.assert_allclose(run_file(path, [x])[0], [0.0, 4.0])
+
+
+def test_a_function_exports_on_an_input_signature_with_unknown_dimensions(tmp_path):
+    import autograph as ag
+    path = str(tmp_path / "f.onnx")
+    rt.onnx.export(ag.convert(scaled_relu), path,
+                   input_signature=[rt.TensorSpec([None], rt.float32)])
+    for n in (1, 4):
+        x = np.linspace(-1, 1, n).astype(np.float32)
+        np.testing.assert_allclose(run_file(path, [x])[0], np.maximum(x, 0) * 2.0)
+
+
+def test_a_function_with_its_own_signature_or_one_trace_needs_no_arguments(tmp_path):
+    signed = rt.function(scaled_relu, input_signature=[rt.TensorSpec([3])])
+    assert rt.onnx.to_model(signed).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 3
+    traced = rt.function(scaled_relu)
+    traced(rt.constant([1.0]))
+    assert rt.onnx.to_model(traced).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
+
+
+def test_a_function_without_arguments_to_trace_on_says_what_to_give(tmp_path):
+    with pytest.raises(TypeError, match=r"export\(fn, path, \*example_args\) or "
+                                        r"input_signature="):
+        rt.onnx.export(rt.function(scaled_relu), str(tmp_path / "f.onnx"))
+    concrete = rt.function(scaled_relu).get_concrete_function(rt.constant([1.0]))
+    with pytest.raises(TypeError, match="already traced"):
+        rt.onnx.export(concrete, str(tmp_path / "f.onnx"), rt.constant([1.0]))

@@ -94,8 +94,9 @@ def test_cse_on_a_large_graph_merges_what_one_merge_at_a_time_does():
 
 
 def test_control_inputs_of_merged_ops_follow_them_in_merge_order():
+    v = rt.Variable(1.0)          # outside: only a first trace may create variables
+
     def f(x):
-        v = rt.Variable(1.0)
         a, b = rt.exp(x), rt.sin(x)
         a2, b2 = rt.exp(x), rt.sin(x)
         with rt.control_dependencies([b2, a2]):

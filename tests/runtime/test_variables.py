@@ -151,6 +151,139 @@ def test_a_lifted_variable_cannot_depend_on_the_functions_inputs():
         f(rt.constant(1.0))
 
 
+# -- variables created inside graph functions (TensorFlow's tf.function rule) -------------------
+
+def _line_of(fn, text):
+    """'file.py:N' of the line of `fn`'s source holding `text`."""
+    import inspect
+    import os
+    lines, first = inspect.getsourcelines(fn)
+    n = next(i for i, line in enumerate(lines) if text in line)
+    return f"{os.path.basename(inspect.getsourcefile(fn))}\", line {first + n}"
+
+
+def test_a_function_creating_a_variable_on_every_call_fails_on_its_first_call():
+    @rt.function
+    def fn(x):
+        return rt.Variable(1.0) + x
+
+    with pytest.raises(ValueError, match="only on its first trace") as info:
+        fn(1.0)
+    assert _line_of(fn.python_function, "rt.Variable(1.0)") in str(info.value)
+    assert "return rt.Variable(1.0) + x" in str(info.value)
+
+
+def test_appending_a_new_variable_to_outer_state_on_every_call_fails_too():
+    state = []
+
+    @rt.function
+    def fn(x):
+        state.append(rt.Variable(1.0))
+        return state[-1] + x
+
+    with pytest.raises(ValueError, match="creates a new variable each time it runs"):
+        fn(1.0)
+
+
+def test_a_variable_created_on_the_first_call_only_is_kept():
+    state = []
+
+    @rt.function
+    def fn(x):
+        if not state:
+            state.append(rt.Variable(2.0))
+        return state[0] * x
+
+    assert float(fn(rt.constant(1.0))) == 2.0
+    assert float(fn(rt.constant(3.0))) == 6.0
+    assert len(state) == 1 and fn.experimental_get_tracing_count() == 1
+
+
+def test_a_variable_created_on_a_later_trace_is_an_error_naming_its_line():
+    made = {}
+
+    @rt.function
+    def scaled(x, n):
+        if n not in made:
+            made[n] = rt.Variable(float(n))
+        return made[n] * x
+
+    assert float(scaled(rt.constant(2.0), 3)) == 6.0
+    assert float(scaled(rt.constant(2.0), 3)) == 6.0           # the same trace
+    with pytest.raises(ValueError, match="created while tracing 'scaled' again") as info:
+        scaled(rt.constant(2.0), 4)                            # a new Python value: a trace
+    assert _line_of(scaled.python_function, "made[n] = rt.Variable") in str(info.value)
+
+
+def test_each_instance_of_a_class_creates_its_variables_on_its_first_call():
+    class Model:
+        def __init__(self):
+            self.var = None
+
+        @rt.function
+        def apply(self, x):
+            if self.var is None:
+                self.var = rt.Variable(2.0)
+            return self.var * x
+
+    m0 = Model()
+    assert float(m0.apply(3.0)) == 6.0
+    m0.var.assign(3.0)
+    assert float(m0.apply(3.0)) == 9.0
+    assert float(Model().apply(3.0)) == 6.0
+
+
+def test_variables_initialized_in_a_nested_call_are_created_once():
+    holder = []
+
+    @rt.function
+    def add_var(x):
+        if not holder:
+            holder.append(rt.Variable([1.0, 2.0]))
+            holder.append(rt.Variable(3.0))
+        return holder[0] + holder[1] + x
+
+    @rt.function
+    def wrapper(x):
+        return add_var(x)
+
+    np.testing.assert_allclose(wrapper(rt.constant(2.0)).numpy(), [6.0, 7.0])
+    holder[1].assign(11.0)
+    np.testing.assert_allclose(wrapper(rt.constant(2.0)).numpy(), [14.0, 15.0])
+    assert len(holder) == 2
+
+
+def test_the_first_call_runs_what_the_creating_branch_does_later_calls_do_not():
+    class Counter:
+        def __init__(self):
+            self.v = None
+
+        @rt.function
+        def __call__(self):
+            if self.v is None:
+                self.v = rt.Variable(10)
+                self.v.assign(0)               # on the first call only, as in Python
+            self.v.assign_add(1)
+            return self.v.read_value()
+
+    graph, eager = Counter(), Counter()
+    assert [int(graph()) for _ in range(3)] == [1, 2, 3]
+    rt.run_functions_eagerly(True)
+    try:
+        assert [int(eager()) for _ in range(3)] == [1, 2, 3]
+    finally:
+        rt.run_functions_eagerly(False)
+
+
+def test_creating_variables_in_a_tf1_graph_is_unaffected():
+    g = rt.Graph()
+    with g.as_default():
+        a, b = rt.Variable(1.0), rt.Variable(2.0)
+        with rt.Session() as sess:
+            sess.run(rt.global_variables_initializer())
+            assert sess.run(a + b) == 3.0
+
+
 # -- TF1 style ----------------------------------------------------------------------------------
 
 def test_graph_variables_need_the_initializer_and_name_themselves_when_read_before():
