@@ -380,6 +380,9 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     except TypeError:            # unhashable callables
         override = None
     if override is not None:
+        method = _user_len_method(f, args, kwargs)
+        if method is not None:          # len(obj) calls obj.__len__(), converted too: it may
+            return converted_call(method, args, None, options)   # count a tensor list
         return override(*args, **kwargs)
     if isinstance(f, functools.partial):
         return converted_call(f.func, f.args + tuple(args), {**f.keywords, **kwargs}, options)
@@ -395,6 +398,16 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     if bound_self is not None:
         return converted(bound_self, *args, **kwargs)
     return converted(*args, **kwargs)
+
+
+def _user_len_method(f, args, kwargs):
+    """The user-defined `__len__` that `len(obj)` calls, or None."""
+    if f is not len or len(args) != 1 or kwargs:
+        return None
+    method = getattr(type(args[0]), "__len__", None)
+    if not inspect.isfunction(method) or _is_library(method):
+        return None
+    return method
 
 
 def _conversion_target(f, options):
