@@ -594,7 +594,7 @@ def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
 
     def cond_fn(*loop_values):
         state.assign(state_of(*split(loop_values)))
-        result = _user(test)(*loop_values[:n_pre])
+        result = as_condition(_user(test)(*loop_values[:n_pre]))
         return truth(result) if is_symbolic(result) else result
 
     def body_fn(*loop_values):
@@ -682,7 +682,19 @@ def _like(value):
 def _initial_graph_value(value):
     if isinstance(value, _Optional):
         return _to_graph_value(value.zero)
+    if type(value) is float:
+        return _python_float(value)
     return _to_graph_value(value)
+
+
+def _python_float(value):
+    """A variable holding a Python float, as a loop carries it: float64 standing for the
+    number (weak: it takes the dtype of the float32 tensors it meets, as eagerly), so
+    Python's own arithmetic on it (`lr *= 0.9`) keeps its precision. (Floats in lists are
+    data, which ops convert to float32 arrays, as eagerly: they stay float32.)"""
+    t = registry.constant(value, dtypes.float64)
+    t.weak = "f"
+    return t
 
 
 def _loop_output(value, init):
@@ -855,16 +867,19 @@ class _ProbeList(list):
         return super().__getitem__(i)
 
 
-def _stand_in(value, graph, name="list"):
-    """A placeholder shaped like a loop-state value, for the probe."""
+def _stand_in(value, graph, name="list", top=True):
+    """A placeholder shaped like a loop-state value, for the probe (`top`: the slot's
+    value itself, not an element of it)."""
     if isinstance(value, list):
-        return _ProbeList((_stand_in(v, graph, name) for v in value), name)
+        return _ProbeList((_stand_in(v, graph, name, False) for v in value), name)
     if isinstance(value, TensorList):
         return TensorList(_placeholder(value.tensor, graph, first_unknown=True), value.name,
                           value.weak)
     found = optional_of(value)
     if nest.is_nested(value):
-        return nest.map_structure(lambda v: _stand_in(v, graph, name), value)
+        return nest.map_structure(lambda v: _stand_in(v, graph, name, False), value)
+    if type(value) is float and top:
+        return _placeholder(_python_float(value), graph)
     if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
         t = _placeholder(value, graph)
         if found is not None:

@@ -345,11 +345,36 @@ def enumerate_(iterable, start=0):
 
 
 def zip_(*iterables, strict=False):
+    """`zip`: of tensors, a graph-iterable zip (a `for` over it is a graph loop); with a
+    Python list or tuple among them, whose length bounds the zip's, Python's zip over the
+    tensors' rows (a `for` unrolls), when the tensors' lengths are known while tracing."""
     if _any_symbolic(iterables):
-        return TensorZip([_iterable(it) for it in iterables])
+        if any(isinstance(it, (list, tuple)) for it in iterables):
+            rows = [_static_rows(it) for it in iterables]
+            if all(r is not None for r in rows):
+                iterables = rows
+            else:
+                return TensorZip([_iterable(it) for it in iterables])
+        else:
+            return TensorZip([_iterable(it) for it in iterables])
     if strict:
         return builtins.zip(*iterables, strict=True)
     return builtins.zip(*iterables)
+
+
+def _static_rows(value):
+    """`value` as a Python iterable: a list or tuple as it is, a tensor (or a graph
+    iterable) of a length known while tracing as its elements; None otherwise."""
+    if isinstance(value, (list, tuple)):
+        return value
+    found = TensorIterable.of(value) if not isinstance(value, TensorIterable) else value
+    if found is None:
+        return value
+    n = found.length()
+    static = registry.constant_value(n) if isinstance(n, Tensor) else n
+    if static is None:
+        return None
+    return [found.element(i) for i in builtins.range(int(static))]
 
 
 BUILTIN_OVERRIDES = {
