@@ -36,7 +36,6 @@ from autograph.pyct import loader
 from autograph.pyct import naming
 from autograph.pyct import origin_info
 from autograph.pyct import parser
-from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -97,8 +96,8 @@ def namespace_for(options):
 
 def transform(node, ctx):
     """Apply the converter pipeline to a parsed function (see converters/__init__.py),
-    after `_scan` (which `generate` runs first)."""
-    qual_names.resolve(node)
+    after `_scan` (which `generate` runs first). (Qualified names are resolved where a
+    converter needs them: the control-flow converter's analyses resolve the whole tree.)"""
     for converter in PIPELINE:
         node = converter(node, ctx)
     return node
@@ -133,8 +132,8 @@ def generate(fn, options):
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
     except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
-    identifiers = _scan(node, fn, origin_info.annotated_parsed_nodes(node, source, filename,
-                                                                     lineno))
+    identifiers, node_types = _scan(node, fn, origin_info.annotated_parsed_nodes(
+        node, source, filename, lineno))
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
@@ -143,6 +142,7 @@ def generate(fn, options):
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
                                   future_features=(), namespace=namespace)
     ctx = transformer.Context(info, namer, options)
+    ctx.node_types = node_types
     if isinstance(node, gast.FunctionDef):
         node.decorator_list = []
         node.returns = None
@@ -156,10 +156,11 @@ def _scan(fn_node, fn, nodes):
     lambda around it), from origin_info.annotated_nodes, which walks the tree once for
     both): rejects generators (a `yield` not inside a nested function), records the text
     of conditional expressions as written, and returns every name the code uses
-    (generated names must differ from all)."""
-    names = set()
+    (generated names must differ from all) and the set of its node types."""
+    names, node_types = set(), set()
     for n, function in nodes:
         n_type = type(n)
+        node_types.add(n_type)
         if n_type is gast.Name:
             names.add(n.id)
         elif n_type in _DEFINITIONS:
@@ -173,7 +174,7 @@ def _scan(fn_node, fn, nodes):
             raise ConversionError(
                 f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
                 f"be converted to graph code. Return a list or a tensor instead.")
-    return names
+    return names, node_types
 
 
 _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)

@@ -122,4 +122,6 @@ def _jumps_out_of(statements):
 
 
 def transform(node, ctx):
+    if ctx.lacks(gast.Break, gast.While):
+        return node                 # nothing to lower: skip the walk
     return BreakTransformer(ctx).visit(node)

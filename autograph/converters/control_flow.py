@@ -115,7 +115,7 @@ class ControlFlowTransformer(transformer.Base):
             fn.facts = static_state.FunctionFacts(node, self.ctx.info.source_code, around)
             node.body = self.visit_block(node.body)
             self._bind_shared(node, fn)
-            optional = fn.carried_by_loops & _none_assigned(node)
+            optional = fn.carried_by_loops and fn.carried_by_loops & _none_assigned(node)
             if fn.undefined or optional:
                 _CheckedLoads(fn.undefined, optional).visit_body(node.body)
         return node
@@ -327,4 +327,5 @@ def transform(node, ctx):
     graphs = cfg.build(node)
     reaching_definitions.resolve(node, ctx, graphs, names=False)
     liveness.resolve(node, ctx, graphs)
+    cfg.release(graphs)
     return ControlFlowTransformer(ctx).visit(node)

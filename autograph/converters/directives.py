@@ -103,4 +103,7 @@ def _error(call, message):
 
 
 def transform(node, ctx):
+    source = ctx.info.source_code if ctx.info is not None else None
+    if source and LOOP_OPTIONS not in source:
+        return node                 # no directive: skip the walk
     return DirectiveTransformer(ctx).visit(node)

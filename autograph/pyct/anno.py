@@ -44,6 +44,7 @@ class Static(_Key):
     SCOPE = "activity.Scope of a statement, or the own scope of a function/lambda/class"
     DEF_SCOPE = "activity.Scope of a def/class statement within its enclosing block"
     ARGS_SCOPE = "activity.Scope of a function's arguments"
+    FUNCTIONS = "list of the functions and lambdas in a tree analysed by activity (its root's)"
     COND_SCOPE = "activity.Scope of the test of an if/while"
     BODY_SCOPE = "activity.Scope of the body of a compound statement or function"
     ITERATE_SCOPE = "activity.Scope of a for loop's target and iterated value"

@@ -55,8 +55,9 @@ class FunctionFacts:
         self.scope = anno.getanno(fn_node, anno.Static.SCOPE)
         self.has_closures = _has_closures(fn_node, source)
         # A nested function may call its siblings and itself, defined around it.
-        self.closure_writes = {**(around.closure_writes if around else {}),
-                               **_closure_writes(fn_node)}
+        self.closure_writes = dict(around.closure_writes) if around else {}
+        if self.has_closures:
+            self.closure_writes.update(_closure_writes(fn_node))
 
 
 def resolve(node, facts, enclosing=frozenset()):
