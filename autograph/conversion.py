@@ -133,7 +133,7 @@ def generate(fn, options):
     except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
     identifiers, node_types = _scan(node, fn, origin_info.annotated_parsed_nodes(
-        node, source, filename, lineno))
+        node, source, filename, lineno, origin_info.CONVERSION_LOCATED))
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
