@@ -67,26 +67,31 @@ def _annos(node):
     return node.__dict__.get(ANNO_ATTR)
 
 
+# (getanno, hasanno and setanno, called for every node by each analysis, read the
+# annotations' dict themselves.)
 def getanno(node, key, default=_NO_DEFAULT):
-    annos = _annos(node)
-    if annos is not None and key in annos:
-        return annos[key]
+    annos = node.__dict__.get(ANNO_ATTR)
+    if annos is not None:
+        value = annos.get(key, _NO_DEFAULT)
+        if value is not _NO_DEFAULT:
+            return value
     if default is _NO_DEFAULT:
         raise KeyError(f"{type(node).__name__} node has no annotation {key!r}")
     return default
 
 
 def hasanno(node, key):
-    annos = _annos(node)
+    annos = node.__dict__.get(ANNO_ATTR)
     return annos is not None and key in annos
 
 
 def setanno(node, key, value):
-    annos = _annos(node)
+    values = node.__dict__
+    annos = values.get(ANNO_ATTR)
     if annos is None:
-        annos = {}
-        setattr(node, ANNO_ATTR, annos)
-    annos[key] = value
+        values[ANNO_ATTR] = {key: value}
+    else:
+        annos[key] = value
 
 
 def delanno(node, key):

@@ -14,6 +14,8 @@ import tokenize
 
 import gast
 
+from autograph.pyct import visitor
+
 
 class SourceUnavailableError(ValueError):
     """The source code of a function could not be found (REPL, exec, builtins...)."""
@@ -276,6 +278,10 @@ _AST_LEAF_FIELDS = frozenset(("id", "attr", "kind", "type_comment", "conversion"
 
 _GAST_CONTEXTS = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
 _GAST_NAME = gast.Name
+# Contexts and operators have no fields: one gast instance of each serves every parsed
+# node (converters replace a context, never change one).
+_SHARED_LEAVES = {getattr(ast, cls.__name__): cls() for cls in visitor.LEAF_TYPES
+                  if isinstance(getattr(ast, cls.__name__, None), type)}
 _GAST_OPERATORS = {}
 
 
@@ -290,7 +296,7 @@ def ast_to_gast(node):
         new = _GAST_NAME.__new__(_GAST_NAME)
         new_values = new.__dict__
         new_values.update(values)           # fields and positions
-        new_values["ctx"] = _GAST_CONTEXTS[type(values["ctx"])]()
+        new_values["ctx"] = _SHARED_LEAVES[type(values["ctx"])]
         new_values["annotation"] = new_values["type_comment"] = None
         return new
     if node_type is ast.arg:
@@ -314,14 +320,13 @@ def ast_to_gast(node):
             continue
         if type(value) is list:
             if value:
-                values[field] = [ast_to_gast(v) if isinstance(v, ast.AST) else v
-                                 for v in value]
+                values[field] = [(_SHARED_LEAVES.get(type(v)) or ast_to_gast(v))
+                                 if isinstance(v, ast.AST) else v for v in value]
             else:
                 values[field] = []
         elif isinstance(value, ast.AST):
-            value_type = type(value)
-            ctx = _GAST_CONTEXTS.get(value_type)
-            values[field] = ctx() if ctx is not None else ast_to_gast(value)
+            leaf = _SHARED_LEAVES.get(type(value))
+            values[field] = leaf if leaf is not None else ast_to_gast(value)
     if missing:
         values.update(missing)
         if "type_params" in missing:
