@@ -100,6 +100,8 @@ class Printer(ast._Unparser):  # pylint: disable=protected-access
     are dispatched by type: the same text, about a third faster."""
 
     _dispatch = {}
+    _unparser = {name: value for name, value in vars(ast._Unparser).items()
+                 if isinstance(value, types.FunctionType)}     # (what overrides fall back to)
 
     def get_type_comment(self, node):
         comment = node.__dict__.get("type_comment")
@@ -115,6 +117,35 @@ class Printer(ast._Unparser):  # pylint: disable=protected-access
             method = self._dispatch[type(node)] = getattr(
                 type(self), "visit_" + type(node).__name__, ast.NodeVisitor.generic_visit)
         method(self, node)
+
+    # The commonest nodes, printed as the unparser prints them, without its precedence
+    # bookkeeping where it cannot matter (a name or an attribute of one).
+    def visit_Constant(self, node):
+        value = node.value
+        if type(value) in _PLAIN_CONSTANTS and node.kind is None and not (
+                type(value) is str and getattr(self, "_avoid_backslashes", False)):
+            self._source.append(repr(value))
+        else:
+            self._unparser["visit_Constant"](self, node)
+
+    def visit_Attribute(self, node):
+        if type(node.value) in _NAMES:
+            self._source.extend((node.value.id, ".", node.attr))
+        else:
+            self._unparser["visit_Attribute"](self, node)
+
+    def visit_Call(self, node):
+        if type(node.func) not in _NAMES:
+            self._unparser["visit_Call"](self, node)
+            return
+        self._source.extend((node.func.id, "("))
+        comma = False
+        for e in node.args + node.keywords:
+            if comma:
+                self._source.append(", ")
+            comma = True
+            self.traverse(e)
+        self._source.append(")")
 
     def block(self, *, extra=None):
         self.write(":")
@@ -145,10 +176,11 @@ def _accepting_gast(cls):
             namespace[name] = (value, twin)
     overridden = {name for klass in cls.__mro__[:cls.__mro__.index(ast._Unparser)]
                   for name in vars(klass)}
-    methods = {name: _rebound(value, namespace) for name, value in vars(ast._Unparser).items()
-               if isinstance(value, types.FunctionType) and name not in overridden
-               and value.__code__.co_filename == ast.__file__}
+    rebound = {name: _rebound(value, namespace) if value.__code__.co_filename == ast.__file__
+               else value for name, value in cls._unparser.items()}
+    methods = {name: value for name, value in rebound.items() if name not in overridden}
     methods["_dispatch"] = {}
+    methods["_unparser"] = rebound
     return type("Gast" + cls.__name__, (cls,), methods)
 
 
@@ -196,6 +228,10 @@ class _GastDifferences(Printer):
             self.write(node.name.id)
         with self.block():
             self.traverse(node.body)
+
+
+_PLAIN_CONSTANTS = frozenset((int, bool, str, type(None)))
+_NAMES = frozenset((ast.Name, gast.Name))
 
 
 class _Block:

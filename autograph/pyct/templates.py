@@ -377,7 +377,7 @@ def _dotted(name):
     parts = name.split(".")
     node = ast_util.name_node(parts[0])
     for attr in parts[1:]:
-        node = gast.Attribute(value=node, attr=attr, ctx=gast.Load())
+        node = ast_util.attribute_node(node, attr)
     return node
 
 
@@ -403,14 +403,21 @@ def set_ctx(node, ctx):
     of an attribute or subscript is always read (Load): in `a.b = 1` only `a.b`
     is stored.
     """
-    if not isinstance(node, (gast.Name, gast.Attribute, gast.Subscript, gast.Tuple,
-                             gast.List, gast.Starred)):
+    node_type = type(node)
+    if node_type not in _WITH_CONTEXT:
         return
-    node.ctx = type(ctx)()
-    if isinstance(node, (gast.Tuple, gast.List)):
+    node.ctx = _CONTEXTS[type(ctx)]
+    if node_type is gast.Tuple or node_type is gast.List:
         for element in node.elts:
             set_ctx(element, ctx)
-    elif isinstance(node, gast.Starred):
+    elif node_type is gast.Starred:
         set_ctx(node.value, ctx)
-    elif isinstance(node, (gast.Attribute, gast.Subscript)):
-        set_ctx(node.value, gast.Load())
+    elif node_type is not gast.Name:                 # an attribute or a subscript
+        set_ctx(node.value, _LOAD)
+
+
+_WITH_CONTEXT = frozenset((gast.Name, gast.Attribute, gast.Subscript, gast.Tuple, gast.List,
+                           gast.Starred))
+# One instance of each context (they have no fields; contexts are replaced, never changed).
+_CONTEXTS = {cls: cls() for cls in (gast.Load, gast.Store, gast.Del, gast.Param)}
+_LOAD = _CONTEXTS[gast.Load]
