@@ -208,23 +208,23 @@ def _draws(seed, t, m):
     return (u * np.asarray(m, np.float64)).astype(np.int64)
 
 
-def _take_at(buffer, j):
-    """Remove and return buffer[j]; the last element fills its place."""
-    buffer[j], buffer[-1] = buffer[-1], buffer[j]
-    return buffer.pop()
-
-
 def _order_kernel(n, seed, buffer_size):
+    """The buffer of the module doc, on element indices: full, each draw j takes buffer[j]
+    and its last element fills the place (the next element, if any, becomes the last)."""
     n = int(n)
     t = np.arange(n)
     draws = _draws(seed, t, np.minimum(buffer_size, n - t)).tolist()
-    order, buffer = [], []
-    for element in range(n):
-        buffer.append(element)
-        if len(buffer) == buffer_size:
-            order.append(_take_at(buffer, draws[len(order)]))
-    while buffer:
-        order.append(_take_at(buffer, draws[len(order)]))
+    buffer = list(range(min(buffer_size, n)))
+    order, last, following = [0] * n, len(buffer) - 1, len(buffer)
+    for t, j in enumerate(draws):
+        order[t] = buffer[j]
+        if following < n:
+            buffer[j], buffer[last] = buffer[last], following
+            following += 1
+        else:
+            buffer[j] = buffer[-1]
+            buffer.pop()
+            last -= 1
     return np.asarray(order, np.int64)
 
 

@@ -169,6 +169,28 @@ def test_shuffle_emits_through_a_buffer_of_buffer_size():
     assert values(Dataset.range(10).shuffle(1, seed=1)) == list(range(10))
 
 
+def test_shuffle_order_is_tensorflows_buffer_fed_element_by_element():
+    def buffered(n, k, draws):        # TF: fill k; emit a random one, the next in its place
+        buffer, out = [], []
+        for element in range(n):
+            buffer.append(element)
+            if len(buffer) == k:
+                out.append(_take(buffer, draws[len(out)]))
+        while buffer:
+            out.append(_take(buffer, draws[len(out)]))
+        return out
+
+    def _take(buffer, j):
+        buffer[j], buffer[-1] = buffer[-1], buffer[j]
+        return buffer.pop()
+
+    for n, k, seed in itertools.product([0, 1, 5, 17, 64], [1, 2, 7, 64, 100], [0, -3, 99]):
+        t = np.arange(n)
+        draws = data_ops._draws(np.int64(seed), t, np.minimum(k, n - t)).tolist()
+        got = data_ops.shuffle_order(n, np.int64(seed), k).numpy().tolist()
+        assert got == buffered(n, k, draws), (n, k, seed)
+
+
 def test_shuffle_of_a_pulled_source_gives_the_order_of_an_indexed_one():
     # from_generator and filter shuffle through a buffer of elements, slices through an
     # order computed at once: the same draws, the same order.
