@@ -14,8 +14,11 @@ order under a seed.
 
 Data sets whose elements are computed from an index (slices, `range`, and `batch`, `zip`,
 `enumerate`, `take`, `skip`, `shuffle` and `map` of them) are *random access*: a pass is
-a cursor over `_get(ctx, i, valid)`. The others (`filter`, `repeat`, `unbatch`,
-`from_generator`, and what is built on them) pull element by element.
+a cursor over `_get(ctx, i, valid)` (`ctx`: what the pass computed first, such as a
+shuffle's order; `valid`: whether i is an element, as past the end no user function may
+run). The others (`filter`, `repeat`, `unbatch`, `from_generator`, and what is built on
+them) pull element by element. After its end, a pass keeps answering "no element" and
+runs nothing. `Iteration` lays a pass out as the loop variables of autograph's `for`.
 
 `shuffle` is TensorFlow's: a buffer of `buffer_size` elements, each draw replaced by the
 next element, a new order on every pass (`reshuffle_each_iteration=True`), reproducible
@@ -44,10 +47,11 @@ from .ops import random_ops
 from .ops.registry import constant, constant_value, convert_to_tensor
 from .shapes import TensorShape
 from .tensor import SymbolicTensor, Tensor
-from .traceback_utils import user_frame
+from .traceback_utils import at_user_line, user_frame
 
-__all__ = ["Dataset", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY"]
 
+AUTOTUNE = -1                 # accepted where TensorFlow takes it (nothing is tuned here)
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 _INT64_MAX = np.iinfo(np.int64).max
@@ -220,12 +224,12 @@ class Dataset:
     def _traced_elements(self):
         n = self._cardinality
         if n < 0:
+            many = "infinitely many" if n == INFINITE_CARDINALITY else "an unknown number of"
             raise TypeError(
-                f"A data set of {'infinitely many' if n == INFINITE_CARDINALITY else 'an unknown number of'} "
-                f"elements cannot be iterated by Python while tracing (a comprehension, list(), "
-                f"iter(), or a loop in a function that autograph does not convert): only a "
-                f"`for` statement in a function converted by autograph.convert becomes a "
-                f"graph loop over it")
+                f"A data set of {many} elements cannot be iterated by Python while tracing "
+                f"(a comprehension, list(), iter(), or a loop in a function that autograph "
+                f"does not convert): only a `for` statement in a function converted by "
+                f"autograph.convert becomes a graph loop over it.{at_user_line(2)}")
         state = self._start()
         for _ in range(n):
             state, _, element = self._next(state)
@@ -250,9 +254,6 @@ class Dataset:
 
     def _get(self, ctx, i, valid):
         raise NotImplementedError
-
-    def _what(self):
-        return self.what
 
 
 # -- sources ------------------------------------------------------------------------------
@@ -931,7 +932,7 @@ def _conform(has, element, spec, dataset):
     """The element with the static shapes of `spec` (a loop variable keeps its shape)."""
     if context.executing_eagerly():
         return element
-    what = dataset._what()
+    what = dataset.what
 
     def conform(t, s):
         t = convert_to_tensor(t)
