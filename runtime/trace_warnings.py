@@ -38,7 +38,9 @@ UNROLLED_LOOP_OPS = 10000
 
 
 class TracingWarning(UserWarning):
-    """A graph function traces in a way that costs time or memory (see trace_warnings)."""
+    """A graph function traces in a way that costs time or memory: it retraced 5 times
+    within its last 10 calls (the warning names the argument that changed), or a Python
+    loop unrolled into a large graph. A UserWarning, reported at the user's line."""
 
 
 def _warn(message):
