@@ -35,8 +35,7 @@ EXPECTED = {
     "def row_sums(x):": ["2"],
 }
 # Snippets that need an optional extra (a marker in the code -> the module it needs).
-EXTRAS = {"rt.onnx.": "onnx", "onnxruntime": "onnxruntime", "compiled_regions": "numba",
-          "jit_compile=True": "numba"}
+EXTRAS = {"rt.onnx.": "onnx", "onnxruntime": "onnxruntime", "compiled_regions": "numba"}
 
 
 def test_the_readme_and_every_guide_page_have_snippets():
