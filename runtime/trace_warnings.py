@@ -171,7 +171,8 @@ def _kind(value):
     from .function import TensorSpec
     from .variables import Variable
     if isinstance(value, TensorSpec):
-        return f"a {value.dtype.name} tensor of shape {_shape(value)}"
+        article = "an" if value.dtype.name[0] in "aeio" else "a"
+        return f"{article} {value.dtype.name} tensor of shape {_shape(value)}"
     if isinstance(value, Variable):
         return f"variable '{value.name}'"
     if isinstance(value, (bool, int, float, complex, str, bytes, type(None))):
