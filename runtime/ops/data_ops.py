@@ -283,8 +283,9 @@ def _put_infer(inputs, capacity, what):
     return [(TensorShape([None]).concatenate(row.shape), buffer.dtype)]
 
 
-_PUT = registry.register("dataset_buffer_put", _put_kernel, _put_infer, grad=no_gradient,
-                         fresh=True)
+# (not `fresh`: without an element, a put gives back the buffer it was given; so does a
+# take from an empty buffer)
+_PUT = registry.register("dataset_buffer_put", _put_kernel, _put_infer, grad=no_gradient)
 
 
 def buffer_put(buffer, i, row, has, capacity, what):
@@ -309,7 +310,7 @@ def _take_infer(inputs):
 
 
 _TAKE = registry.register("dataset_buffer_take", _take_kernel, _take_infer, multi=True,
-                          grad=no_gradient, fresh=True)
+                          grad=no_gradient)
 
 
 def buffer_take(buffer, m, j):
