@@ -23,7 +23,9 @@ counter-based stream of the pass seed, so a data set of known length computes it
 at once (`dataset_shuffle_order`) and any other data set draws as it goes
 (`dataset_shuffle_draw`), the same order either way.
 """
+import itertools
 import threading
+import weakref
 
 import numpy as np
 
@@ -209,23 +211,55 @@ def _draws(seed, t, m):
 
 
 def _order_kernel(n, seed, buffer_size):
-    """The buffer of the module doc, on element indices: full, each draw j takes buffer[j]
-    and its last element fills the place (the next element, if any, becomes the last)."""
+    """The buffer of the module doc on element indices, computed at once (no step by step).
+
+    Step t takes slot j[t] of the m[t] = min(k, n - t) buffered elements and emits what it
+    holds; the last slot's element then moves into slot j[t], and the next element, while
+    there is one, takes the last slot (else the last slot goes). So a slot holds what the
+    latest earlier step taking it moved there (or its first element), and what a step
+    moves is what the last slot holds: while elements come, the one that came last; after
+    that, what the latest earlier step taking that slot moved there: chains of earlier
+    steps, followed by pointer jumping.
+    """
     n = int(n)
+    k = min(int(buffer_size), n)
+    if n == 0:
+        return np.zeros(0, np.int64)
     t = np.arange(n)
-    draws = _draws(seed, t, np.minimum(buffer_size, n - t)).tolist()
-    buffer = list(range(min(buffer_size, n)))
-    order, last, following = [0] * n, len(buffer) - 1, len(buffer)
-    for t, j in enumerate(draws):
-        order[t] = buffer[j]
-        if following < n:
-            buffer[j], buffer[last] = buffer[last], following
-            following += 1
-        else:
-            buffer[j] = buffer[-1]
-            buffer.pop()
-            last -= 1
-    return np.asarray(order, np.int64)
+    last = np.minimum(k, n - t) - 1                 # the last slot at step t
+    j = _draws(seed, t, last + 1)
+    previous, latest = _previous_takes(j, k)
+    draining = t > n - k
+    moved_value = np.where(draining, last, t + k - 1)   # chain ends: what they move
+    d = np.flatnonzero(draining)
+    before = latest[last[d]]                        # the last take of the slot (maybe t)
+    before = np.where(before == d, previous[d], before)
+    chain = t.copy()
+    chain[d] = np.where(before >= 0, before, d)
+    while True:
+        further = chain[chain]
+        if np.array_equal(further, chain):
+            break
+        chain = further
+    moved = moved_value[chain]
+    return np.where(j == last, moved,
+                    np.where(previous >= 0, moved[np.maximum(previous, 0)], j))
+
+
+def _previous_takes(j, k):
+    """(for each step, the latest earlier step taking the same slot, else -1; for each of
+    the k slots, the latest step taking it, else -1), by a stable radix sort on slots."""
+    by_slot = np.argsort(j.astype(np.uint16), kind="stable")
+    if k > 1 << 16:
+        by_slot = by_slot[np.argsort((j[by_slot] >> 16).astype(np.uint16), kind="stable")]
+    slots = j[by_slot]
+    same = slots[1:] == slots[:-1]
+    previous = np.full(len(j), -1)
+    previous[by_slot[1:][same]] = by_slot[:-1][same]
+    latest = np.full(k, -1)
+    ends = np.flatnonzero(np.append(~same, True))
+    latest[slots[ends]] = by_slot[ends]
+    return previous, latest
 
 
 def _order_infer(inputs, buffer_size):
@@ -256,6 +290,26 @@ def shuffle_draw(seed, t, m):
 
 # -- buffers -----------------------------------------------------------------------------------
 
+# A buffer (a shuffle's elements, a batch being filled) is written in place: a put or take
+# gives back the array it was given, and a pass reads each buffer value once, in the op
+# that comes next, so nothing else sees the write (the memory plan treats a put's result
+# as its input: neither op is `fresh`). Only arrays allocated here are written: a buffer
+# starts as a constant of no rows, which the first put replaces.
+_OWNED = weakref.WeakValueDictionary()          # id -> a buffer allocated here
+
+
+def _owned(array):
+    return _OWNED.get(id(array)) is array
+
+
+def _allocated(rows, like, dtype):
+    """A new buffer of `rows` rows shaped like `like`, its first rows copied from `like`."""
+    buffer = np.zeros((rows,) + like.shape[1:], dtype)
+    buffer[:like.shape[0]] = like
+    _OWNED[id(buffer)] = buffer
+    return buffer
+
+
 def _put_kernel(buffer, i, row, has, capacity, what):
     if not has:
         return buffer
@@ -266,12 +320,9 @@ def _put_kernel(buffer, i, row, has, capacity, what):
             f"{row.shape}; only elements of one shape can be buffered (batched) together")
     if i >= buffer.shape[0]:                   # grown by doubling, up to the capacity
         rows = min(capacity, max(2 * buffer.shape[0], i + 1, 8))
-        grown = np.zeros((rows,) + row.shape, row.dtype)
-        if buffer.shape[0]:
-            grown[:buffer.shape[0]] = buffer
-        buffer = grown
-    else:
-        buffer = buffer.copy()
+        buffer = _allocated(rows, buffer.reshape((-1,) + row.shape), row.dtype)
+    elif not _owned(buffer):
+        buffer = _allocated(buffer.shape[0], buffer, buffer.dtype)
     buffer[i] = row
     return buffer
 
@@ -283,8 +334,6 @@ def _put_infer(inputs, capacity, what):
     return [(TensorShape([None]).concatenate(row.shape), buffer.dtype)]
 
 
-# (not `fresh`: without an element, a put gives back the buffer it was given; so does a
-# take from an empty buffer)
 _PUT = registry.register("dataset_buffer_put", _put_kernel, _put_infer, grad=no_gradient)
 
 
@@ -297,8 +346,9 @@ def _take_kernel(buffer, m, j):
     m, j = int(m), int(j)
     if m <= 0:                                 # nothing buffered: the pass has ended
         return [buffer, np.zeros(buffer.shape[1:], buffer.dtype)]
+    if not _owned(buffer):
+        buffer = _allocated(buffer.shape[0], buffer, buffer.dtype)
     row = buffer[j].copy()
-    buffer = buffer.copy()
     buffer[j] = buffer[m - 1]
     return [buffer, row]
 

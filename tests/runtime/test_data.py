@@ -184,7 +184,8 @@ def test_shuffle_order_is_tensorflows_buffer_fed_element_by_element():
         buffer[j], buffer[-1] = buffer[-1], buffer[j]
         return buffer.pop()
 
-    for n, k, seed in itertools.product([0, 1, 5, 17, 64], [1, 2, 7, 64, 100], [0, -3, 99]):
+    cases = list(itertools.product([0, 1, 5, 17, 64, 300], [1, 2, 7, 64, 100, 299], [0, -3]))
+    for n, k, seed in cases + [(70000, 69000, 5), (70000, 300, 6)]:    # slots past 2**16
         t = np.arange(n)
         draws = data_ops._draws(np.int64(seed), t, np.minimum(k, n - t)).tolist()
         got = data_ops.shuffle_order(n, np.int64(seed), k).numpy().tolist()
