@@ -746,12 +746,11 @@ class _Shuffle(Dataset):
         frame = user_frame()
         where = f" at {frame.short()}" if frame is not None else ""
         self.state = data_ops.ShuffleState(random_ops.op_seeds(seed), reshuffle, where)
-        if reshuffle and not context.executing_eagerly():
-            data_ops.shuffle_reset(self.state)     # each run of this graph: a new data set
+        self._run = _new_run(self.state) if reshuffle else None
 
     def _pass_seed(self):
         if self.state.reshuffle:
-            return data_ops.pass_seed(self.state)
+            return data_ops.pass_seed(self.state, _this_run(self._run))
         return constant(self.state.next_seed())     # one order: a constant of the graph
 
     def _begin(self):
@@ -846,6 +845,21 @@ class Iteration:
 def _with_head(head, shape):
     """`shape` with the dims `head` in front (unknown rank stays unknown)."""
     return TensorShape(None) if shape.rank is None else TensorShape(list(head) + list(shape.dims))
+
+
+def _new_run(owner):
+    """Made inside a graph, a data set is made anew by each run of it: the key of the run
+    (a tensor) for what it keeps per run (see data_ops.Runs); else None."""
+    return None if context.executing_eagerly() else data_ops.start_run(owner)
+
+
+def _this_run(run):
+    """The key `run` where the graph being built runs it (the graph that made the data
+    set, or one inside it); else None: elsewhere the data set keeps one state."""
+    graph = context.current_graph()
+    if run is None or graph is None:
+        return None
+    return run if graph is run.graph or graph._is_inner_of(run.graph) else None
 
 
 def _int64(value):

@@ -6,10 +6,9 @@ scalars, elements are rows of the tensors it slices, and a `for` over it is a gr
     dataset_gather(params, indices)         rows of params; an index past the end gives a
                                             zero row (what a finished pass stands on)
     dataset_size(*components)               their common first dimension
-    dataset_shuffle_reset / dataset_pass_seed
-                                            a shuffle's pass counter: start it again (a data
-                                            set made inside a graph, each run) / the seed of
-                                            the next pass (stateful)
+    dataset_run                             a new run of a data set made inside a graph:
+                                            the key of what it keeps per run (stateful)
+    dataset_pass_seed                       the seed of a shuffle's next pass (stateful)
     dataset_shuffle_order(n, seed)          the order a shuffle buffer gives n elements
     dataset_shuffle_draw(seed, t, m)        the t-th draw of that order: an index below m
     dataset_buffer_put / dataset_buffer_take
@@ -37,7 +36,7 @@ from .array_ops import _scatter_infer, shape
 from .math_ops import no_gradient
 from .registry import apply, convert_to_tensor
 
-__all__ = ["ShuffleState", "gather", "size", "shuffle_reset", "pass_seed", "shuffle_order",
+__all__ = ["Runs", "ShuffleState", "gather", "size", "start_run", "pass_seed", "shuffle_order",
            "shuffle_draw", "buffer_put", "buffer_take", "element"]
 
 
@@ -124,43 +123,93 @@ def size(components, what):
     return apply(_SIZE, list(components), {"what": what})
 
 
+# -- state per run of a graph ------------------------------------------------------------------
+
+class Runs:
+    """What a data set made inside a graph keeps per run of that graph (each run makes the
+    data set anew, as each eager call of the function does): `dataset_run` starts a run,
+    giving its key (an int64 vector) to the ops that need the run's state, which lives as
+    long as that key array does. Concurrent runs so never share a pass counter or cache.
+    """
+
+    __slots__ = ("_make", "_states", "_count", "_lock")
+
+    def __init__(self, make):
+        self._make = make
+        self._states = {}
+        self._count = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def start(self):
+        state = self._make()
+        with self._lock:
+            k = next(self._count)
+            self._states[k] = state
+        key = np.array([k], np.int64)
+        weakref.finalize(key, self._states.pop, k, None)
+        return key
+
+    def state(self, key):
+        return self._states[int(key[0])]
+
+
+def _start_run(owner):
+    return owner.runs.start()
+
+
+def _run_infer(inputs, owner):
+    return [(TensorShape([1]), dtypes.int64)]
+
+
+_RUN = registry.register("dataset_run", _start_run, _run_infer, stateful=True, fresh=True)
+
+
+def start_run(owner):
+    """The key of a new run of `owner` (a ShuffleState or CacheState of a data set made
+    inside the graph being built; placed where the graph makes it)."""
+    return _apply(_RUN, [], {"owner": owner})
+
+
 # -- shuffling -------------------------------------------------------------------------------
 
 class ShuffleState:
-    """The pass counter of one shuffled data set: pass p's order comes from (seeds, p).
+    """The passes of one shuffled data set: pass p's order comes from (seeds, p).
 
-    Without seeds, each start (`reset`, and the data set's creation) draws new ones: the
-    order is then not reproducible, as in TensorFlow.
+    Passes are counted once for the data set (eager passes, and graphs that did not make
+    it), and per run of the graph that made it (`runs`). Without seeds, each count starts
+    from new ones: the order is then not reproducible, as in TensorFlow.
     """
 
-    __slots__ = ("seeds", "reshuffle", "where", "_given", "_passes", "_lock")
+    __slots__ = ("reshuffle", "where", "runs", "_given", "_shared", "_lock")
 
     def __init__(self, seeds, reshuffle, where=""):
         self._given = seeds
         self.reshuffle = reshuffle
         self.where = where
         self._lock = threading.Lock()
-        self.reset()
+        self._shared = self._count()
+        self.runs = Runs(self._count)
 
     def __deepcopy__(self, memo):
         clone = ShuffleState(self._given, self.reshuffle, self.where)
         with self._lock:
-            clone.seeds, clone._passes = self.seeds, self._passes
+            clone._shared = list(self._shared)
         return clone
 
-    def reset(self):
-        with self._lock:
-            self.seeds = self._given if self._given is not None else tuple(
-                int(s) for s in np.random.SeedSequence().generate_state(2, np.uint32))
-            self._passes = 0
+    def _count(self):
+        """[seeds, passes made]."""
+        seeds = self._given if self._given is not None else tuple(
+            int(s) for s in np.random.SeedSequence().generate_state(2, np.uint32))
+        return [seeds, 0]
 
-    def next_seed(self):
-        """The seed of the next pass (the same one each pass without reshuffling)."""
+    def next_seed(self, run=None):
+        """The seed of the next pass (the same one each pass without reshuffling), counted
+        for the data set or, given a run's key, for that run."""
+        count = self._shared if run is None else self.runs.state(run)
         with self._lock:
-            p = self._passes
+            seeds, p = count
             if self.reshuffle:
-                self._passes += 1
-            seeds = self.seeds
+                count[1] += 1
         state = np.random.SeedSequence([*seeds, p]).generate_state(1, np.uint64)
         return state.view(np.int64).reshape(())
 
@@ -176,24 +225,15 @@ class ShuffleState:
         return f"<the pass counter of a shuffled data set{self.where}>"
 
 
-def _no_outputs(inputs, **_):
-    return []
-
-
-_RESET = registry.register("dataset_shuffle_reset", lambda shuffle: shuffle.reset(),
-                           _no_outputs, stateful=True)
-_PASS_SEED = registry.register("dataset_pass_seed", lambda shuffle: shuffle.next_seed(),
+_PASS_SEED = registry.register("dataset_pass_seed",
+                               lambda *run, shuffle: shuffle.next_seed(*run),
                                _scalar_int64, stateful=True, fresh=True)
 
 
-def shuffle_reset(state):
-    """Start `state`'s passes again (placed where a graph makes the data set)."""
-    return _apply(_RESET, [], {"shuffle": state})
-
-
-def pass_seed(state):
-    """The int64 seed of the next pass of the data set `state` counts."""
-    return _apply(_PASS_SEED, [], {"shuffle": state})
+def pass_seed(state, run=None):
+    """The int64 seed of the next pass of the data set `state` counts (in the run whose
+    key is `run`, when given)."""
+    return _apply(_PASS_SEED, [] if run is None else [run], {"shuffle": state})
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

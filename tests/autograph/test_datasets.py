@@ -7,6 +7,7 @@ The graph does not grow with the data. rt.data itself is tested in
 tests/runtime/test_data.py."""
 import contextlib
 import io
+import threading
 
 import numpy as np
 import pytest
@@ -267,3 +268,35 @@ def test_a_loop_variable_changing_dtype_in_a_data_set_loop_is_a_staging_error():
 
     with pytest.raises(ag.StagingError, match="'v' has dtype int32 before the loop"):
         ag.convert(changes)(Dataset.range(3))
+
+
+def test_concurrent_calls_each_make_their_own_passes_over_a_data_set_made_inside():
+    barrier = threading.Barrier(2, timeout=20)
+    together = [False]
+
+    def meet():
+        if together[0]:
+            barrier.wait()       # both calls have made their data set; neither has passed
+        return np.int32(0)
+
+    def two_passes():
+        data = Dataset.from_tensor_slices(X).shuffle(11, seed=3).batch(4)
+        rt.py_function(meet, [], rt.int32)
+        return rt.stack([one_pass(data), one_pass(data)])
+
+    want = two_passes().numpy().tolist()
+    converted = ag.convert(two_passes)
+    assert converted().numpy().tolist() == want
+    together[0] = True
+    results = []
+
+    def call():
+        for _ in range(3):
+            results.append(converted().numpy().tolist())
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 6 and want[0] != want[1]
