@@ -13,6 +13,9 @@ scalars, elements are rows of the tensors it slices, and a `for` over it is a gr
     dataset_shuffle_draw(seed, t, m)        the t-th draw of that order: an index below m
     dataset_buffer_put / dataset_buffer_take
                                             rows of a shuffle buffer or a batch being built
+    dataset_padded_put                      a row of a padded batch being built
+    dataset_cache_begin / _put / _get       a cache: a pass begins (reading or filling
+                                            it), an element is added, an element is read
     dataset_element(has, x)                 x with the data set's static element shape
                                             (zeros of it when the pass has ended)
 
@@ -36,8 +39,9 @@ from .array_ops import _scatter_infer, shape
 from .math_ops import no_gradient
 from .registry import apply, convert_to_tensor
 
-__all__ = ["Runs", "ShuffleState", "gather", "size", "start_run", "pass_seed", "shuffle_order",
-           "shuffle_draw", "buffer_put", "buffer_take", "element"]
+__all__ = ["ShuffleState", "CacheState", "gather", "size", "start_run", "pass_seed",
+           "shuffle_order", "shuffle_draw", "buffer_put", "buffer_take", "padded_put",
+           "cache_begin", "cache_put", "cache_get", "element"]
 
 
 def _apply(opdef, inputs, attrs):
@@ -125,23 +129,20 @@ def size(components, what):
 
 # -- state per run of a graph ------------------------------------------------------------------
 
-class Runs:
+class _Runs:
     """What a data set made inside a graph keeps per run of that graph (each run makes the
-    data set anew, as each eager call of the function does): `dataset_run` starts a run,
-    giving its key (an int64 vector) to the ops that need the run's state, which lives as
-    long as that key array does. Concurrent runs so never share a pass counter or cache.
-    """
+    data set anew, as each eager call of the function does): `dataset_run` starts a run of
+    its owner (a ShuffleState or CacheState), giving the key (an int64 vector) of a new
+    state, which the ops of that data set read and which lives as long as the key array
+    does. Concurrent runs so never share a pass counter or a cache."""
 
-    __slots__ = ("_make", "_states", "_count", "_lock")
-
-    def __init__(self, make):
-        self._make = make
+    def __init__(self):
         self._states = {}
         self._count = itertools.count(1)
         self._lock = threading.Lock()
 
-    def start(self):
-        state = self._make()
+    def start(self, owner):
+        state = owner.run_state()
         with self._lock:
             k = next(self._count)
             self._states[k] = state
@@ -153,19 +154,19 @@ class Runs:
         return self._states[int(key[0])]
 
 
-def _start_run(owner):
-    return owner.runs.start()
+_RUNS = _Runs()
 
 
 def _run_infer(inputs, owner):
     return [(TensorShape([1]), dtypes.int64)]
 
 
-_RUN = registry.register("dataset_run", _start_run, _run_infer, stateful=True, fresh=True)
+_RUN = registry.register("dataset_run", lambda owner: _RUNS.start(owner), _run_infer,
+                         stateful=True, fresh=True)
 
 
 def start_run(owner):
-    """The key of a new run of `owner` (a ShuffleState or CacheState of a data set made
+    """The key of a new run of `owner` (the ShuffleState or CacheState of a data set made
     inside the graph being built; placed where the graph makes it)."""
     return _apply(_RUN, [], {"owner": owner})
 
@@ -176,19 +177,18 @@ class ShuffleState:
     """The passes of one shuffled data set: pass p's order comes from (seeds, p).
 
     Passes are counted once for the data set (eager passes, and graphs that did not make
-    it), and per run of the graph that made it (`runs`). Without seeds, each count starts
-    from new ones: the order is then not reproducible, as in TensorFlow.
+    it), and per run of the graph that made it (`run_state`). Without seeds, each count
+    starts from new ones: the order is then not reproducible, as in TensorFlow.
     """
 
-    __slots__ = ("reshuffle", "where", "runs", "_given", "_shared", "_lock")
+    __slots__ = ("reshuffle", "where", "_given", "_shared", "_lock")
 
     def __init__(self, seeds, reshuffle, where=""):
         self._given = seeds
         self.reshuffle = reshuffle
         self.where = where
         self._lock = threading.Lock()
-        self._shared = self._count()
-        self.runs = Runs(self._count)
+        self._shared = self.run_state()
 
     def __deepcopy__(self, memo):
         clone = ShuffleState(self._given, self.reshuffle, self.where)
@@ -196,8 +196,8 @@ class ShuffleState:
             clone._shared = list(self._shared)
         return clone
 
-    def _count(self):
-        """[seeds, passes made]."""
+    def run_state(self):
+        """A count of passes: [seeds, passes made]."""
         seeds = self._given if self._given is not None else tuple(
             int(s) for s in np.random.SeedSequence().generate_state(2, np.uint32))
         return [seeds, 0]
@@ -205,7 +205,7 @@ class ShuffleState:
     def next_seed(self, run=None):
         """The seed of the next pass (the same one each pass without reshuffling), counted
         for the data set or, given a run's key, for that run."""
-        count = self._shared if run is None else self.runs.state(run)
+        count = self._shared if run is None else _RUNS.state(run)
         with self._lock:
             seeds, p = count
             if self.reshuffle:
@@ -342,12 +342,18 @@ def _owned(array):
     return _OWNED.get(id(array)) is array
 
 
-def _allocated(rows, like, dtype):
-    """A new buffer of `rows` rows shaped like `like`, its first rows copied from `like`."""
-    buffer = np.zeros((rows,) + like.shape[1:], dtype)
-    buffer[:like.shape[0]] = like
+def _allocated(shape, like, fill=0):
+    """A new buffer of `shape` holding `fill`, with `like` (a buffer) copied into its corner."""
+    buffer = np.full(shape, fill, like.dtype)
+    buffer[tuple(slice(0, n) for n in like.shape)] = like
     _OWNED[id(buffer)] = buffer
     return buffer
+
+
+def _more_rows(buffer, i, capacity):
+    """How many rows a buffer holding row i has: grown by doubling, up to the capacity."""
+    rows = buffer.shape[0]
+    return rows if i < rows else min(capacity, max(2 * rows, i + 1, 8))
 
 
 def _put_kernel(buffer, i, row, has, capacity, what):
@@ -358,11 +364,9 @@ def _put_kernel(buffer, i, row, has, capacity, what):
         raise InvalidArgumentError(
             f"{what}: its elements have different shapes, {buffer.shape[1:]} and "
             f"{row.shape}; only elements of one shape can be buffered (batched) together")
-    if i >= buffer.shape[0]:                   # grown by doubling, up to the capacity
-        rows = min(capacity, max(2 * buffer.shape[0], i + 1, 8))
-        buffer = _allocated(rows, buffer.reshape((-1,) + row.shape), row.dtype)
-    elif not _owned(buffer):
-        buffer = _allocated(buffer.shape[0], buffer, buffer.dtype)
+    if i >= buffer.shape[0] or not _owned(buffer):
+        buffer = _allocated((_more_rows(buffer, i, capacity),) + row.shape,
+                            buffer.reshape((-1,) + row.shape))
     buffer[i] = row
     return buffer
 
@@ -387,7 +391,7 @@ def _take_kernel(buffer, m, j):
     if m <= 0:                                 # nothing buffered: the pass has ended
         return [buffer, np.zeros(buffer.shape[1:], buffer.dtype)]
     if not _owned(buffer):
-        buffer = _allocated(buffer.shape[0], buffer, buffer.dtype)
+        buffer = _allocated(buffer.shape, buffer)
     row = buffer[j].copy()
     buffer[j] = buffer[m - 1]
     return [buffer, row]
@@ -406,6 +410,161 @@ _TAKE = registry.register("dataset_buffer_take", _take_kernel, _take_infer, mult
 def buffer_take(buffer, m, j):
     """(the buffer without row j, whose place its row m - 1 takes; row j)."""
     return _apply(_TAKE, [buffer, m, j], {})
+
+
+def _padded_put_kernel(buffer, i, row, has, pad, capacity, shape, what):
+    """`buffer` with row i set to `row` padded with `pad` to `shape` (None: the largest
+    extent of the rows so far): a put that grows the rows it holds as elements come."""
+    if not has:
+        return buffer
+    i = int(i)
+    if row.ndim != len(shape) or any(d is not None and n > d for d, n in zip(shape, row.shape)):
+        raise InvalidArgumentError(
+            f"{what}: an element has shape {row.shape}, which does not fit the padded shape "
+            f"{TensorShape(shape)}")
+    dims = tuple(d if d is not None else max(n, b)
+                 for d, n, b in zip(shape, row.shape, buffer.shape[1:]))
+    if i >= buffer.shape[0] or dims != buffer.shape[1:] or not _owned(buffer):
+        buffer = _allocated((_more_rows(buffer, i, capacity),) + dims, buffer, pad)
+    buffer[(i,) + tuple(slice(0, n) for n in row.shape)] = row
+    return buffer
+
+
+def _padded_put_infer(inputs, capacity, shape, what):
+    return [(TensorShape([None] + list(shape)), inputs[0].dtype)]
+
+
+_PADDED_PUT = registry.register("dataset_padded_put", _padded_put_kernel, _padded_put_infer,
+                                grad=no_gradient)
+
+
+def padded_put(buffer, i, row, has, pad, capacity, padded_shape, what):
+    """`buffer` with row `i` set to `row` padded (with the scalar `pad`) to `padded_shape`
+    (a TensorShape: its unknown dims are the largest of the rows put), if `has`."""
+    return _apply(_PADDED_PUT, [buffer, i, row, has, pad],
+                  {"capacity": int(capacity), "shape": tuple(padded_shape.dims), "what": what})
+
+
+# -- caching ------------------------------------------------------------------------------------
+
+class _Filling:
+    """The elements a cache holds, and which pass may add to them (the last to begin)."""
+
+    __slots__ = ("elements", "complete", "writer")
+
+    def __init__(self):
+        self.elements, self.complete, self.writer = [], False, 0
+
+
+class CacheState:
+    """The elements of a cached data set: those of the first pass that ran to its end (a
+    pass beginning before that replaces what unfinished ones put), kept once for the data
+    set and per run of the graph that made it (`run_state`)."""
+
+    __slots__ = ("where", "_shared", "_lock")
+
+    def __init__(self, where=""):
+        self.where = where
+        self._shared = _Filling()
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo):
+        clone = CacheState(self.where)
+        if self._shared.complete:
+            clone._shared = self._shared        # complete: never changes again
+        return clone
+
+    @staticmethod
+    def run_state():
+        return _Filling()
+
+    def _filling(self, run):
+        return self._shared if not run else _RUNS.state(run[0])
+
+    def begin(self, *run):
+        """[complete?, the number of elements, the writer number of a pass that fills]."""
+        filling = self._filling(run)
+        with self._lock:
+            if filling.complete:
+                return [np.asarray(True), np.asarray(len(filling.elements), np.int64),
+                        np.asarray(0, np.int64)]
+            filling.writer += 1
+            filling.elements = []
+            return [np.asarray(False), np.asarray(0, np.int64),
+                    np.asarray(filling.writer, np.int64)]
+
+    def put(self, has, writer, *rest, keyed):
+        run, components = (rest[:1], rest[1:]) if keyed else ((), rest)
+        filling = self._filling(run)
+        with self._lock:
+            if filling.complete or int(writer) != filling.writer:
+                return
+            if has:
+                filling.elements.append([np.array(c) for c in components])
+            else:
+                filling.complete = True
+
+    def get(self, i, *run, specs):
+        filling = self._filling(run)
+        i = int(i)
+        if filling.complete and 0 <= i < len(filling.elements):
+            return list(filling.elements[i])
+        return [np.zeros([d or 0 for d in shape or (0,)], dtype) for shape, dtype in specs]
+
+    @property
+    def cannot_save(self):
+        """Why a graph holding this cannot be saved (the saved-graph writer says it)."""
+        return (f"it keeps the elements of the data set cached{self.where} in Python, which a "
+                f"saved graph cannot hold: cache outside the saved function, or not at all")
+
+    def __repr__(self):
+        return f"<the cache of a data set{self.where}>"
+
+
+def _no_outputs(inputs, **_):
+    return []
+
+
+def _begin_infer(inputs, cache):
+    return [(TensorShape([]), dtypes.bool_), (TensorShape([]), dtypes.int64),
+            (TensorShape([]), dtypes.int64)]
+
+
+def _cache_get_infer(inputs, cache, specs):
+    return [(TensorShape(shape), dtypes.as_dtype(dtype)) for shape, dtype in specs]
+
+
+# Stateful, all three: what they read and write lives in the CacheState (never folded,
+# merged or reordered), and the arrays a put keeps are never reused by the memory plan.
+_CACHE_BEGIN = registry.register("dataset_cache_begin",
+                                 lambda *run, cache: cache.begin(*run), _begin_infer,
+                                 multi=True, stateful=True)
+_CACHE_PUT = registry.register("dataset_cache_put",
+                               lambda *args, cache, keyed: cache.put(*args, keyed=keyed),
+                               _no_outputs, stateful=True)
+_CACHE_GET = registry.register("dataset_cache_get",
+                               lambda i, *run, cache, specs: cache.get(i, *run, specs=specs),
+                               _cache_get_infer, multi=True, stateful=True)
+
+
+def cache_begin(cache, run=None):
+    """A pass begins: (complete?, its number of elements, the writer number to fill it)."""
+    return _apply(_CACHE_BEGIN, [] if run is None else [run], {"cache": cache})
+
+
+def cache_put(cache, has, writer, components, run=None):
+    """Add an element (or, when not `has`, complete the cache) if `writer` still fills it."""
+    keyed = [] if run is None else [run]
+    return _apply(_CACHE_PUT, [has, writer] + keyed + list(components),
+                  {"cache": cache, "keyed": bool(keyed)})
+
+
+def cache_get(cache, i, specs, run=None):
+    """The components of cached element i (zeros of `specs` past the end)."""
+    specs = tuple((tuple(s.shape.dims) if s.shape.rank is not None else None, s.dtype.np)
+                  for s in specs)
+    return _apply(_CACHE_GET, [i] + ([] if run is None else [run]),
+                  {"cache": cache, "specs": specs})
 
 
 # -- element shapes --------------------------------------------------------------------------

@@ -39,6 +39,10 @@ def gen_source(n):
     return Dataset.from_generator(gen, output_signature=rt.TensorSpec([], rt.int64))
 
 
+def rows(t):
+    return Dataset.from_tensor_slices(t)
+
+
 # -- transformations: eager iteration against plain Python ------------------------------------
 
 X = np.arange(10)
@@ -85,6 +89,44 @@ X = np.arange(10)
     (lambda: gen_source(3).map(lambda v: rt.stack([v, v])).unbatch(), [0, 0, 1, 1, 2, 2]),
     (lambda: Dataset.from_tensor_slices(X).map(lambda v: (v, -v)).batch(3).take(1),
      [([0, 1, 2], [0, -1, -2])]),
+    (lambda: Dataset.range(3).concatenate(Dataset.range(10, 12)), [0, 1, 2, 10, 11]),
+    (lambda: Dataset.range(3).concatenate(Dataset.range(10, 12)).batch(2),
+     [[0, 1], [2, 10], [11]]),
+    (lambda: gen_source(2).concatenate(Dataset.range(5, 7)).concatenate(gen_source(1)),
+     [0, 1, 5, 6, 0]),
+    (lambda: Dataset.range(3).map(lambda v: v * 2).concatenate(gen_source(2)), [0, 2, 4, 0, 1]),
+    (lambda: Dataset.range(2).concatenate(Dataset.range(3).repeat()).take(6),
+     [0, 1, 0, 1, 2, 0]),
+    (lambda: Dataset.range(10).shard(3, 0), [0, 3, 6, 9]),
+    (lambda: Dataset.range(10).shard(3, 2), [2, 5, 8]),
+    (lambda: Dataset.range(10).shard(3, 1).batch(2), [[1, 4], [7]]),
+    (lambda: gen_source(10).shard(4, 1), [1, 5, 9]),
+    (lambda: Dataset.range(5).repeat().shard(2, 1).take(4), [1, 3, 0, 2]),
+    (lambda: Dataset.range(1, 5).map(lambda n: rt.fill([n], n)).padded_batch(2),
+     [[[1, 0], [2, 2]], [[3, 3, 3, 0], [4, 4, 4, 4]]]),
+    (lambda: Dataset.range(1, 5).map(lambda n: rt.fill([n], n)).padded_batch(2, 5, -1),
+     [[[1, -1, -1, -1, -1], [2, 2, -1, -1, -1]], [[3, 3, 3, -1, -1], [4, 4, 4, 4, -1]]]),
+    (lambda: Dataset.range(1, 4).map(lambda n: rt.fill([n], n)).padded_batch(
+        2, drop_remainder=True), [[[1, 0], [2, 2]]]),
+    (lambda: Dataset.zip(Dataset.range(1, 3).map(lambda n: rt.fill([n], n)), Dataset.range(
+        2)).padded_batch(2, ([3], []), (7, 0)), [([[1, 7, 7], [2, 2, 7]], [0, 1])]),
+    (lambda: Dataset.from_tensor_slices(X[:5]).padded_batch(2), [[0, 1], [2, 3], [4]]),
+    (lambda: Dataset.range(5).map(lambda v: v * v).cache(), [0, 1, 4, 9, 16]),
+    (lambda: gen_source(4).cache().batch(3), [[0, 1, 2], [3]]),
+    (lambda: Dataset.from_tensor_slices([[1, 2, 3], [4, 5, 6]]).flat_map(rows),
+     [1, 2, 3, 4, 5, 6]),
+    (lambda: Dataset.range(4).flat_map(lambda n: Dataset.range(n)), [0, 0, 1, 0, 1, 2]),
+    (lambda: gen_source(3).flat_map(lambda n: gen_source(2).map(lambda v: v + 10 * n)),
+     [0, 1, 10, 11, 20, 21]),
+    (lambda: Dataset.range(1, 6).interleave(lambda x: Dataset.from_tensors(x).repeat(6),
+                                            cycle_length=2, block_length=4),
+     [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5]),
+    (lambda: Dataset.range(4).interleave(lambda n: Dataset.range(10 * n, 10 * n + n),
+                                         cycle_length=3),
+     [10, 20, 30, 21, 31, 32]),
+    (lambda: Dataset.range(3).interleave(lambda n: Dataset.range(n), cycle_length=1),
+     [0, 0, 1]),
+    (lambda: Dataset.range(3).apply(lambda ds: ds.map(lambda v: v + 1)), [1, 2, 3]),
 ], ids=itertools.count())
 def test_transformations_give_the_elements_python_gives(make, want):
     assert values(make()) == want
