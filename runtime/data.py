@@ -13,20 +13,24 @@ and every run makes a new pass. Both ways run the same ops: the same elements in
 order under a seed.
 
 Data sets whose elements are computed from an index (slices, `range`, and `batch`, `zip`,
-`enumerate`, `take`, `skip`, `shuffle` and `map` of them) are *random access*: a pass is
-a cursor over `_get(ctx, i, valid)` (`ctx`: what the pass computed first, such as a
-shuffle's order; `valid`: whether i is an element, as past the end no user function may
-run). The others (`filter`, `repeat`, `unbatch`, `from_generator`, and what is built on
-them) pull element by element. After its end, a pass keeps answering "no element" and
-runs nothing. `Iteration` lays a pass out as the loop variables of autograph's `for`.
+`enumerate`, `take`, `skip`, `shuffle`, `map`, `shard` and `concatenate` of them) are
+*random access*: a pass is a cursor over `_get(ctx, i, valid)` (`ctx`: what the pass
+computed first, such as a shuffle's order; `valid`: whether i is an element, as past the
+end no user function may run). The others (`filter`, `repeat`, `unbatch`, `cache`,
+`padded_batch`, `flat_map`, `interleave`, `from_generator`, and what is built on them)
+pull element by element (`_pull_start`, `_pull`). After its end, a pass keeps answering
+"no element" and runs nothing. `Iteration` lays a pass out as the loop variables of
+autograph's `for`.
 
 `shuffle` is TensorFlow's: a buffer of `buffer_size` elements, each draw replaced by the
 next element, a new order on every pass (`reshuffle_each_iteration=True`), reproducible
 from its seeds (`seed` and the global seed, as random ops). A data set made inside a traced
 function starts its passes again on every call, as the same data set made anew by each
-eager call does. `map` and `filter` functions are converted by autograph (when it is
-imported) and traced once, on the element signature. `prefetch` does nothing: elements
-are computed when the loop asks for them.
+eager call does: what it keeps across passes (a shuffle's pass counter, a cache) is kept
+per run of the graph (`_new_run`). `map` and `filter` functions are converted by autograph
+(when it is imported) and traced once, on the element signature; a `flat_map` or
+`interleave` function twice (see `_Opened`). `prefetch` does nothing: elements are
+computed when the loop asks for them.
 """
 import collections
 import contextlib
@@ -810,6 +814,9 @@ def _padded_shape(spec, padded):
         padded = padded.numpy().tolist()
     dims = [padded] if isinstance(padded, (int, np.integer)) else list(
         padded.dims if isinstance(padded, TensorShape) else padded)
+    if not all(d is None or isinstance(d, (int, np.integer)) for d in dims):
+        raise ValueError(f"padded_batch: padded_shapes must have the structure of the "
+                         f"elements, {spec}, got {padded!r:.80}")
     shape = TensorShape([None if d is None or d == -1 else int(d) for d in dims])
     own = spec.shape
     if own.rank is not None and (own.rank != shape.rank or any(
@@ -1185,7 +1192,8 @@ def _reduce(dataset, initial_state, reduce_func):
     weak = nest.map_structure(lambda v: isinstance(v, (bool, int, float)), initial_state) \
         if nest.same_structure(initial_state, state) else None
     spec = _specs(state)
-    for _ in range(1 + sum(s.shape.rank or 0 for s in nest.flatten(spec))):
+    flat = nest.flatten(spec)
+    for _ in range(2 + len(flat) + sum(s.shape.rank or 0 for s in flat)):   # each may change
         function = _traced(reduce_func, (spec, dataset.element_spec), "reduce")
         new = _specs(function.structured_outputs)
         relaxed = _relaxed_state(spec, new, weak)

@@ -515,7 +515,8 @@ class CacheState:
     def cannot_save(self):
         """Why a graph holding this cannot be saved (the saved-graph writer says it)."""
         return (f"it keeps the elements of the data set cached{self.where} in Python, which a "
-                f"saved graph cannot hold: cache outside the saved function, or not at all")
+                f"saved graph cannot hold: drop the cache() from the pipeline, or iterate the "
+                f"data set outside the function and pass the batches as arguments")
 
     def __repr__(self):
         return f"<the cache of a data set{self.where}>"

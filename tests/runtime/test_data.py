@@ -184,6 +184,167 @@ def test_cardinality_and_len():
         len(gen_source(3))
 
 
+def test_cardinality_and_len_of_the_tensorflow_additions():
+    ten = Dataset.range(10)
+    known = {"concatenate": ten.concatenate(Dataset.range(5)), "shard": ten.shard(3, 0),
+             "shard last": ten.shard(3, 2), "padded": ten.map(lambda v: rt.fill([v], v))
+             .padded_batch(4), "padded drop": ten.padded_batch(4, drop_remainder=True),
+             "cache": ten.map(lambda v: v * 2).cache()}
+    assert {k: len(d) for k, d in known.items()} == {
+        "concatenate": 15, "shard": 4, "shard last": 3, "padded": 3, "padded drop": 2,
+        "cache": 10}
+    unknown = [ten.flat_map(lambda v: Dataset.range(v)), ten.interleave(
+        lambda v: Dataset.range(v), cycle_length=2), ten.concatenate(gen_source(2)),
+        gen_source(5).shard(2, 1), gen_source(5).cache()]
+    assert [int(d.cardinality()) for d in unknown] == [rt.data.UNKNOWN_CARDINALITY] * 5
+    infinite = [ten.repeat().concatenate(ten), ten.concatenate(ten.repeat()),
+                ten.repeat().shard(2, 0), ten.repeat().cache()]
+    assert [int(d.cardinality()) for d in infinite] == [rt.data.INFINITE_CARDINALITY] * 4
+    for data in unknown[:1] + infinite[:1]:
+        with pytest.raises(TypeError, match="unknown|infinite"):
+            len(data)
+
+
+# -- cache ---------------------------------------------------------------------------------------
+
+def counted_source(n, calls):
+    def gen():
+        calls.append(1)
+        yield from range(n)
+    return Dataset.from_generator(gen, output_signature=rt.TensorSpec([], rt.int64))
+
+
+def test_cache_runs_the_pipeline_before_it_only_on_the_first_full_pass():
+    calls = []
+    data = counted_source(4, calls).map(lambda v: v * 2).cache()
+    assert values(data.take(2)) == [0, 2] and len(calls) == 1     # unfinished: not kept
+    assert orders(data) == [[0, 2, 4, 6]] * 3 and len(calls) == 2
+    assert orders(data.batch(3), 2) == [[[0, 2, 4], [6]]] * 2 and len(calls) == 2
+
+
+def test_cache_after_shuffle_keeps_one_order_and_shuffle_after_cache_reshuffles():
+    kept = orders(Dataset.range(12).shuffle(12, seed=3).cache())
+    assert kept[0] == kept[1] == kept[2] != list(range(12))
+    calls = []
+    reshuffled = orders(counted_source(12, calls).cache().shuffle(12, seed=3))
+    assert len({tuple(o) for o in reshuffled}) == 3 and len(calls) == 1
+    assert all(sorted(o) == list(range(12)) for o in reshuffled)
+
+
+def test_a_pass_begun_before_the_cache_is_complete_reads_the_pipeline():
+    calls = []
+    data = counted_source(3, calls).cache()
+    pairs = values(Dataset.zip(data, data))       # two passes at once: both pull
+    assert pairs == [(0, 0), (1, 1), (2, 2)] and len(calls) == 2
+    assert values(data) == [0, 1, 2] and len(calls) == 2
+
+
+# -- padded_batch, concatenate, shard, flat_map, interleave: their errors ------------------------
+
+def test_padded_batch_pads_each_component_to_its_shape():
+    def ragged():
+        yield [1, 2, 3], [10]
+        yield [4, 5], [11, 12]
+
+    data = Dataset.from_generator(ragged, output_signature=(
+        rt.TensorSpec([None], rt.int32), rt.TensorSpec([None], rt.int32)))
+    padded = data.padded_batch(2, padded_shapes=([4], [None]), padding_values=(-1, 100))
+    assert values(padded) == [([[1, 2, 3, -1], [4, 5, -1, -1]], [[10, 100], [11, 12]])]
+    assert [s.shape.as_list() for s in padded.element_spec] == [[None, 4], [None, None]]
+    words = Dataset.range(1, 4).map(lambda n: rt.cast(rt.fill([n, 2], n), rt.float32))
+    assert values(words.padded_batch(3, padding_values=0.5))[0][0] == [
+        [1, 1], [0.5, 0.5], [0.5, 0.5]]
+
+
+def test_padded_batch_errors_name_the_shapes():
+    lengths = Dataset.range(1, 5).map(lambda n: rt.fill([n], n))
+    with pytest.raises(rt.errors.InvalidArgumentError,
+                       match=r"padded_batch: an element has shape \(3,\), which does not fit "
+                             r"the padded shape \(2,\)"):
+        values(lengths.padded_batch(2, padded_shapes=[2]))
+    with pytest.raises(ValueError, match=r"padded shape \(2, 2\) does not fit the component "
+                                         r"shape \(None,\)"):
+        lengths.padded_batch(2, padded_shapes=[2, 2])
+    with pytest.raises(ValueError, match="structure of the elements"):
+        lengths.padded_batch(2, padded_shapes=([2], [3]))
+    with pytest.raises(TypeError, match="scalar of the component's dtype int64"):
+        lengths.padded_batch(2, padding_values=rt.constant(1.5))
+    unknown = Dataset.from_generator(lambda: iter([[1]]), output_signature=rt.TensorSpec(
+        None, rt.int32))
+    with pytest.raises(ValueError, match="padded_shapes must be given"):
+        unknown.padded_batch(2)
+
+
+def test_concatenate_joins_element_specs_and_refuses_other_dtypes():
+    a = Dataset.from_tensor_slices(np.zeros((2, 3)))
+    joined = a.concatenate(Dataset.from_tensor_slices(np.ones((1, 4))))
+    assert joined.element_spec.shape.as_list() == [None]
+    assert values(joined) == [[0.0] * 3, [0.0] * 3, [1.0] * 4]
+    with pytest.raises(TypeError, match="concatenate: the data sets' elements differ in dtype"):
+        a.concatenate(Dataset.range(3))
+    with pytest.raises(TypeError, match="differ in structure"):
+        a.concatenate(Dataset.zip(a, a))
+    with pytest.raises(TypeError, match="concatenate takes a data set"):
+        a.concatenate([1, 2])
+
+
+def test_shard_arguments_are_checked_as_tensorflow_does():
+    with pytest.raises(rt.errors.InvalidArgumentError, match="num_shards must be positive"):
+        Dataset.range(4).shard(0, 0)
+    with pytest.raises(rt.errors.InvalidArgumentError, match=r"index must be in \[0, "
+                                                             r"num_shards\), got index 3"):
+        Dataset.range(4).shard(3, 3)
+
+
+def test_flat_map_and_interleave_errors_name_the_transformation():
+    with pytest.raises(TypeError, match="flat_map: the function must return a data set"):
+        Dataset.range(3).flat_map(lambda v: v + 1)
+    with pytest.raises(TypeError, match="interleave needs a function"):
+        Dataset.range(3).interleave(3)
+    with pytest.raises(ValueError, match="interleave: cycle_length must be a positive int"):
+        Dataset.range(3).interleave(lambda v: Dataset.range(v), cycle_length=0)
+    with pytest.raises(NotImplementedError, match="only the in-memory cache"):
+        Dataset.range(3).cache("/no/such/place")
+
+
+def test_a_flat_map_function_runs_once_per_trace_not_once_per_element():
+    made = []
+
+    def expand(n):
+        made.append(1)
+        return Dataset.range(n)
+
+    data = Dataset.range(5).flat_map(expand)
+    assert values(data) == [0, 0, 1, 0, 1, 2, 0, 1, 2, 3] and len(made) == 2   # start, next
+    values(data)
+    assert len(made) == 2
+
+
+# -- reduce --------------------------------------------------------------------------------------
+
+def test_reduce_gives_the_final_state_eagerly_and_in_graphs():
+    def stats(data):
+        return data.reduce((np.int64(0), np.float64(0.0)), lambda s, x: (s[0] + 1, s[1] + x))
+
+    data = Dataset.from_tensor_slices(np.arange(1.0, 6.0))
+    assert [float(t) for t in stats(data)] == [5, 15.0]
+    assert [float(t) for t in rt.function(stats)(data)] == [5, 15.0]
+    assert int(Dataset.range(5).reduce(np.int64(0), lambda x, _: x + 1)) == 5
+    assert int(Dataset.range(0).reduce(np.int64(7), lambda x, y: x + y)) == 7
+    assert int(Dataset.range(5).reduce(0, lambda x, y: x + y)) == 10    # a number adapts
+
+
+def test_reduce_relaxes_a_state_that_changes_shape_and_keeps_its_dtypes():
+    grown = Dataset.range(4).reduce(rt.zeros([0], rt.int64), lambda s, x: rt.concat(
+        [s, rt.reshape(x, [1])], 0))
+    assert grown.numpy().tolist() == [0, 1, 2, 3]
+    with pytest.raises(TypeError, match="reduce: the function must keep the state's dtypes: "
+                                        "float32 in the initial state, float64 returned"):
+        Dataset.from_tensor_slices(np.arange(3.0)).reduce(rt.constant(0.0), lambda s, x: s + x)
+    with pytest.raises(TypeError, match="reduce: the function must return the structure"):
+        Dataset.range(3).reduce((np.int64(0), np.int64(0)), lambda s, x: s[0] + x)
+
+
 # -- shuffle ---------------------------------------------------------------------------------
 
 def orders(ds, passes=3):
