@@ -162,7 +162,7 @@ def _run_infer(inputs, owner):
 
 
 _RUN = registry.register("dataset_run", lambda owner: _RUNS.start(owner), _run_infer,
-                         stateful=True, fresh=True)
+                         stateful=True, fresh=True, grad=no_gradient)
 
 
 def start_run(owner):
@@ -539,13 +539,14 @@ def _cache_get_infer(inputs, cache, specs):
 # merged or reordered), and the arrays a put keeps are never reused by the memory plan.
 _CACHE_BEGIN = registry.register("dataset_cache_begin",
                                  lambda *run, cache: cache.begin(*run), _begin_infer,
-                                 multi=True, stateful=True)
+                                 multi=True, stateful=True, grad=no_gradient)
 _CACHE_PUT = registry.register("dataset_cache_put",
                                lambda *args, cache, keyed: cache.put(*args, keyed=keyed),
-                               _no_outputs, stateful=True)
+                               _no_outputs, stateful=True, grad=no_gradient)
 _CACHE_GET = registry.register("dataset_cache_get",
                                lambda i, *run, cache, specs: cache.get(i, *run, specs=specs),
-                               _cache_get_infer, multi=True, stateful=True)
+                               _cache_get_infer, multi=True, stateful=True,
+                               grad=no_gradient)
 
 
 def cache_begin(cache, run=None):
