@@ -188,7 +188,9 @@ class Dataset:
 
     def cache(self, filename="", name=None):
         """The same elements, kept in memory by the first pass that runs to its end; later
-        passes read them instead of running the pipeline before `cache` again."""
+        passes read them instead of running the pipeline before `cache` again. With a
+        `filename`, also written to that file (numpy's .npz), which a pass reads instead
+        when it exists, in a later program too."""
         return _Cache(self, filename)
 
     def flat_map(self, map_func, name=None):
@@ -232,12 +234,12 @@ class Dataset:
         return n
 
     def __deepcopy__(self, memo):
-        """A copy with pass counters (shuffles) and generator iterators of its own, at the
-        same point; tensors and traced functions are shared (they never change)."""
+        """A copy with pass counters (shuffles), caches and generator iterators of its own,
+        at the same point; tensors and traced functions are shared (they never change)."""
         clone = copy.copy(self)
         memo[id(self)] = clone
         for key, value in vars(self).items():
-            if any(isinstance(v, (Dataset, data_ops.ShuffleState))
+            if any(isinstance(v, (Dataset, data_ops.ShuffleState, data_ops.CacheState))
                    for v in [value] + nest.flatten(value)):
                 setattr(clone, key, copy.deepcopy(value, memo))
         return clone
@@ -1035,15 +1037,19 @@ class _Cache(Dataset):
     after that reads the cache, and does not start the pipeline before it at all."""
     what = "cache"
     def __init__(self, source, filename):
-        if filename:
-            raise NotImplementedError(
-                f"cache: only the in-memory cache is supported (filename={filename!r}); call "
-                f"cache() without a filename")
+        if isinstance(filename, Tensor):
+            filename = filename.numpy()
+        if isinstance(filename, bytes):
+            filename = filename.decode()
+        if not isinstance(filename, (str, os.PathLike)):
+            raise TypeError(f"cache: filename must be a path, got {filename!r:.80}")
         self.source = source
         self.element_spec, self._cardinality = source.element_spec, source._cardinality
-        self.specs = nest.flatten(self.element_spec)
         frame = user_frame()
-        self.store = data_ops.CacheState(f" at {frame.short()}" if frame is not None else "")
+        self.store = data_ops.CacheState(
+            f" at {frame.short()}" if frame is not None else "", os.fspath(filename) or None,
+            tuple((None if s.shape.rank is None else tuple(s.shape.dims), s.dtype.np)
+                  for s in nest.flatten(self.element_spec)))
         self._run = _new_run(self.store)
 
     def _pull_start(self):
@@ -1057,8 +1063,8 @@ class _Cache(Dataset):
 
         def read():
             has = i < n
-            element = nest.pack_sequence_as(self.element_spec, data_ops.cache_get(
-                self.store, i, self.specs, run))
+            element = nest.pack_sequence_as(self.element_spec,
+                                            data_ops.cache_get(self.store, i, run))
             return (complete, n, i + math_ops.cast(has, dtypes.int64), writer, inner), has, \
                 element
 

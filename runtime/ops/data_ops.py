@@ -26,6 +26,7 @@ at once (`dataset_shuffle_order`) and any other data set draws as it goes
 (`dataset_shuffle_draw`), the same order either way.
 """
 import itertools
+import os
 import threading
 import weakref
 
@@ -459,17 +460,21 @@ class _Filling:
 class CacheState:
     """The elements of a cached data set: those of the first pass that ran to its end (a
     pass beginning before that replaces what unfinished ones put), kept once for the data
-    set and per run of the graph that made it (`run_state`)."""
+    set and per run of the graph that made it (`run_state`); with a file, also written
+    there when complete, and read from there by a pass beginning while none is (in a later
+    program too)."""
 
-    __slots__ = ("where", "_shared", "_lock")
+    __slots__ = ("where", "path", "specs", "_shared", "_lock")
 
-    def __init__(self, where=""):
+    def __init__(self, where="", path=None, specs=()):
         self.where = where
+        self.path = path
+        self.specs = specs                 # ((dims or None, numpy dtype), ...)
         self._shared = _Filling()
         self._lock = threading.Lock()
 
     def __deepcopy__(self, memo):
-        clone = CacheState(self.where)
+        clone = CacheState(self.where, self.path, self.specs)
         if self._shared.complete:
             clone._shared = self._shared        # complete: never changes again
         return clone
@@ -485,6 +490,8 @@ class CacheState:
         """[complete?, the number of elements, the writer number of a pass that fills]."""
         filling = self._filling(run)
         with self._lock:
+            if not filling.complete and self.path and os.path.exists(self.path):
+                filling.elements, filling.complete = self._read(), True
             if filling.complete:
                 return [np.asarray(True), np.asarray(len(filling.elements), np.int64),
                         np.asarray(0, np.int64)]
@@ -501,15 +508,44 @@ class CacheState:
                 return
             if has:
                 filling.elements.append([np.array(c) for c in components])
-            else:
-                filling.complete = True
+                return
+            filling.complete = True
+            elements = filling.elements
+        if self.path:
+            self._write(elements)
 
-    def get(self, i, *run, specs):
+    def get(self, i, *run):
         filling = self._filling(run)
         i = int(i)
         if filling.complete and 0 <= i < len(filling.elements):
             return list(filling.elements[i])
-        return [np.zeros([d or 0 for d in shape or (0,)], dtype) for shape, dtype in specs]
+        return [np.zeros([d or 0 for d in shape or (0,)], dtype) for shape, dtype in self.specs]
+
+    def _write(self, elements):
+        """The elements as one .npz: per component, the values raveled end to end, and the
+        rank and dims of each element (written to a new file, then renamed over the old)."""
+        arrays = {"count": np.asarray(len(elements), np.int64),
+                  "components": np.asarray(len(self.specs), np.int64)}
+        for j, (_, dtype) in enumerate(self.specs):
+            parts = [e[j] for e in elements]
+            arrays[f"values{j}"] = np.concatenate(
+                [p.ravel() for p in parts] + [np.zeros(0, dtype)]).astype(dtype)
+            arrays[f"ranks{j}"] = np.asarray([p.ndim for p in parts], np.int64)
+            arrays[f"dims{j}"] = np.asarray([d for p in parts for d in p.shape], np.int64)
+        temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(temporary, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(temporary, self.path)
+
+    def _read(self):
+        try:
+            with np.load(self.path, allow_pickle=False) as stored:
+                arrays = {k: stored[k] for k in stored.files}
+            return _elements_of(arrays, self.specs)
+        except (OSError, ValueError, KeyError) as e:
+            raise InvalidArgumentError(
+                f"cache: the file {self.path!r} does not hold elements of the data set "
+                f"cached{self.where} ({e}); remove it to cache the data set again") from None
 
     @property
     def cannot_save(self):
@@ -522,6 +558,30 @@ class CacheState:
         return f"<the cache of a data set{self.where}>"
 
 
+def _elements_of(arrays, specs):
+    """The elements a cache file holds (see CacheState._write), checked against `specs`."""
+    n = int(arrays["count"])
+    if int(arrays["components"]) != len(specs):
+        raise ValueError(f"its elements have {int(arrays['components'])} components, not "
+                         f"{len(specs)}")
+    columns = []
+    for j, (shape, dtype) in enumerate(specs):
+        values, ranks, dims = arrays[f"values{j}"], arrays[f"ranks{j}"], arrays[f"dims{j}"]
+        if values.dtype != np.dtype(dtype) or len(ranks) != n:
+            raise ValueError(f"component {j} holds {len(ranks)} {values.dtype} values, not "
+                             f"{n} {np.dtype(dtype)}")
+        shapes = np.split(dims, np.cumsum(ranks)[:-1]) if n else []
+        sizes = [int(np.prod(s)) for s in shapes]
+        if sum(sizes) != values.size or (shape is not None and any(
+                len(s) != len(shape) or any(d is not None and d != k for d, k in zip(shape, s))
+                for s in shapes)):
+            raise ValueError(f"component {j} does not have the shape {shape}")
+        starts = np.cumsum([0] + sizes)
+        columns.append([values[a:a + k].reshape(tuple(s))
+                        for a, k, s in zip(starts, sizes, shapes)])
+    return [list(element) for element in zip(*columns)] if columns else [[]] * n
+
+
 def _no_outputs(inputs, **_):
     return []
 
@@ -531,8 +591,8 @@ def _begin_infer(inputs, cache):
             (TensorShape([]), dtypes.int64)]
 
 
-def _cache_get_infer(inputs, cache, specs):
-    return [(TensorShape(shape), dtypes.as_dtype(dtype)) for shape, dtype in specs]
+def _cache_get_infer(inputs, cache):
+    return [(TensorShape(shape), dtypes.as_dtype(dtype)) for shape, dtype in cache.specs]
 
 
 # Stateful, all three: what they read and write lives in the CacheState (never folded,
@@ -544,7 +604,7 @@ _CACHE_PUT = registry.register("dataset_cache_put",
                                lambda *args, cache, keyed: cache.put(*args, keyed=keyed),
                                _no_outputs, stateful=True, grad=no_gradient)
 _CACHE_GET = registry.register("dataset_cache_get",
-                               lambda i, *run, cache, specs: cache.get(i, *run, specs=specs),
+                               lambda i, *run, cache: cache.get(i, *run),
                                _cache_get_infer, multi=True, stateful=True,
                                grad=no_gradient)
 
@@ -561,12 +621,9 @@ def cache_put(cache, has, writer, components, run=None):
                   {"cache": cache, "keyed": bool(keyed)})
 
 
-def cache_get(cache, i, specs, run=None):
-    """The components of cached element i (zeros of `specs` past the end)."""
-    specs = tuple((tuple(s.shape.dims) if s.shape.rank is not None else None, s.dtype.np)
-                  for s in specs)
-    return _apply(_CACHE_GET, [i] + ([] if run is None else [run]),
-                  {"cache": cache, "specs": specs})
+def cache_get(cache, i, run=None):
+    """The components of cached element i (zeros past the end)."""
+    return _apply(_CACHE_GET, [i] + ([] if run is None else [run]), {"cache": cache})
 
 
 # -- element shapes --------------------------------------------------------------------------

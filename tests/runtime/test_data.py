@@ -239,6 +239,32 @@ def test_a_pass_begun_before_the_cache_is_complete_reads_the_pipeline():
     assert values(data) == [0, 1, 2] and len(calls) == 2
 
 
+def test_a_cache_file_is_written_by_the_first_full_pass_and_read_by_later_data_sets(tmp_path):
+    calls = []
+
+    def ragged():
+        calls.append(1)
+        yield from ([1, 2, 3], [4], np.zeros(0, np.int64))
+
+    def make():
+        source = Dataset.from_generator(ragged, output_signature=rt.TensorSpec([None], rt.int64))
+        return Dataset.zip(source, Dataset.range(3)).cache(str(tmp_path / "cache"))
+
+    want = [([1, 2, 3], 0), ([4], 1), ([], 2)]
+    assert values(make()) == want and calls == [1]
+    assert values(make()) == want and calls == [1]            # a new program would, too
+    assert int(rt.function(lambda: make().reduce(
+        np.int64(0), lambda s, e: s + rt.reduce_sum(e[0]) + e[1]))()) == 13     # in a graph
+    assert calls == [1]
+    with pytest.raises(rt.errors.InvalidArgumentError,
+                       match="cache: the file .*cache' does not hold elements of the data set "
+                             "cached at .*test_data.py.*remove it"):
+        values(Dataset.range(3).cache(str(tmp_path / "cache")))
+    (tmp_path / "junk").write_bytes(b"not an npz file")
+    with pytest.raises(rt.errors.InvalidArgumentError, match="does not hold elements"):
+        values(Dataset.range(3).cache(str(tmp_path / "junk")))
+
+
 # -- padded_batch, concatenate, shard, flat_map, interleave: their errors ------------------------
 
 def test_padded_batch_pads_each_component_to_its_shape():
@@ -303,8 +329,8 @@ def test_flat_map_and_interleave_errors_name_the_transformation():
         Dataset.range(3).interleave(3)
     with pytest.raises(ValueError, match="interleave: cycle_length must be a positive int"):
         Dataset.range(3).interleave(lambda v: Dataset.range(v), cycle_length=0)
-    with pytest.raises(NotImplementedError, match="only the in-memory cache"):
-        Dataset.range(3).cache("/no/such/place")
+    with pytest.raises(TypeError, match="cache: filename must be a path"):
+        Dataset.range(3).cache(3)
 
 
 def test_a_flat_map_function_runs_once_per_trace_not_once_per_element():
@@ -426,6 +452,13 @@ def test_a_copied_data_set_continues_its_own_passes():
     values(data)
     copied = copy.deepcopy(data)
     assert values(copied) == values(data)
+    calls = []
+    cached = counted_source(3, calls).cache()
+    values(cached)
+    copied = copy.deepcopy(cached)
+    assert values(copied) == [0, 1, 2] and len(calls) == 1       # the cache it had
+    unfilled = copy.deepcopy(counted_source(3, calls).cache())
+    assert values(unfilled) == values(unfilled) == [0, 1, 2] and len(calls) == 2
 
 
 def test_shuffle_draws_are_uniform():
