@@ -35,6 +35,9 @@ def test_the_readme_has_snippets():
 def test_each_readme_snippet_runs_on_its_own(code, tmp_path):
     if "rt.onnx." in code and importlib.util.find_spec("onnx") is None:
         pytest.skip("the snippet uses rt.onnx: the optional extra onnx is not installed")
+    if "rt.distribute." in code and importlib.util.find_spec("distributed") is None:
+        pytest.skip("the snippet uses rt.distribute: the optional extra distributed is not "
+                    "installed")
     (tmp_path / "snippet.py").write_text(code)
     result = subprocess.run([sys.executable, "snippet.py"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=300)
