@@ -7,14 +7,15 @@
 - worker environment: one task of a tensor loop over 1 MiB arrays, on a worker of
   `default_client()`'s tuning, on a worker started with Dask's defaults
   (MALLOC_TRIM_THRESHOLD_=65536), and in this process.
-- bytes shipped: the graph's bytes sent per map (once per worker, then never again), the
-  loads of the graph on each worker, and the input bytes per map for comparison.
+- bytes shipped: the graph's bytes sent per map (to each worker on the first, then never
+  again), the loads of the graph on each worker (one each), and the input bytes per map.
 
     python benchmarks/distributed.py [--quick]
 """
 import os
 import pickle
 import sys
+import time
 
 # This file's name is Dask's package's: look for modules in its folder (harness) last, so
 # that `import distributed` here and in the worker processes finds Dask's.
@@ -124,17 +125,17 @@ def environment(tuned, plain, quick):
 
 
 def bytes_shipped(client):
-    """The bytes `rt.distribute.map` scatters (graphs, variable values) per map call."""
+    """The graph bytes `rt.distribute.map` sends per map call, and the input bytes."""
     from runtime.distribute import shipping, worker
     sent = []
-    scatter = client.scatter
+    run = client.run
 
-    def counting(data, *args, **kwargs):
-        sent.append(len(data) * len(client.scheduler_info()["workers"])
-                    if isinstance(data, bytes) else 0)
-        return scatter(data, *args, **kwargs)
+    def counting(func, *args, **kwargs):
+        if func is worker.install:
+            sent.append(len(args[1]) * len(kwargs["workers"]))
+        return run(func, *args, **kwargs)
 
-    client.scatter = counting
+    client.run = counting
     try:
         @ag.convert
         def loop(x, steps):                 # a new function: its graph is not sent yet
@@ -150,8 +151,9 @@ def bytes_shipped(client):
             del sent[:]
             rt.distribute.map(loop, inputs, client=client)
             per_map.append(sum(sent))
+            time.sleep(2.5)         # Dask's memory manager runs between them
     finally:
-        del client.scatter
+        del client.run
     loads = client.run(worker.loaded_graphs)
     key = shipping.bind(loop, inputs[0], "")[0].key
     input_bytes = sum(len(pickle.dumps(t.numpy(), protocol=5)) for args in inputs
@@ -161,7 +163,9 @@ def bytes_shipped(client):
     report.add("inputs, per map", input_bytes)
     for i, n in enumerate(per_map, 1):
         report.add(f"graph bytes sent, map {i}", n)
-    report.notes.append("loads of the graph per worker: "
+    report.notes.append(f"graph: {len(shipping.bind(loop, inputs[0], '')[0].data):,} bytes, "
+                        f"sent to each of the {len(loads)} workers on the first map; loads "
+                        "of it per worker: "
                         + ", ".join(str(counts.get(key, 0)) for counts in loads.values()))
     return report
 

@@ -1,15 +1,18 @@
-"""What runs on a Dask worker: saved graphs loaded once per worker, tasks run on numpy arrays.
+"""What runs on a Dask worker: saved graphs installed once per worker, tasks run on arrays.
 
-A task is `run(key, graph, options, values, arrays)`: `graph` is the bytes of
-`rt.saved.to_bytes` (shipped once per worker, and loaded by `rt.saved.from_bytes`, with all
-of its checks), `options` plain data (`max_bytes` for the loader; the trace's
-`jit_compile` and `memory_budget`, which a saved graph does not hold), `key` the
-`graph_key` of both, under which the loaded function is kept (at most CACHE_SIZE graphs),
-`values` the variable values and `arrays` the tensor arguments, in the order of the
-graph's inputs. It returns the tensors the function returns, as numpy arrays in
-`nest.flatten` order, or a `Failure` describing the error a kernel raised: the driver
-raises it as the same error a local call gives (see `Failure.exception`). Nothing here
-imports Dask, and nothing the user wrote is unpickled: only bytes and arrays come in.
+The driver installs a graph on each worker once (`install(key, graph, options)`, through
+`Client.run`): `graph` is the bytes of `rt.saved.to_bytes`, `options` plain data
+(`max_bytes` for the loader; the trace's `jit_compile` and `memory_budget`, which a saved
+graph does not hold) and `key` the `graph_key` of both. The worker keeps at most
+CACHE_SIZE graphs, each loaded by `rt.saved.from_bytes` (with all of its checks) when its
+first task runs, then kept compiled. A task is `run(key, values, arrays)`: `values` the
+variable values and `arrays` the tensor arguments, in the order of the graph's inputs. It
+returns the tensors the function returns, as numpy arrays in `nest.flatten` order; a
+`Failure` describing the error a kernel raised (the driver raises it as the same error a
+local call gives, see `Failure.exception`); or `Missing` when this worker does not hold
+the graph (it joined, restarted or dropped it since), and the driver installs it and runs
+the task again. Nothing here needs Dask, and nothing the user wrote is unpickled: only
+bytes and arrays come in.
 """
 import builtins
 import collections
@@ -24,12 +27,23 @@ from .. import errors, nest
 from ..saved import from_bytes
 from ..tensor import EagerTensor, Tensor
 
-__all__ = ["run", "graph_key", "usable", "Failure", "CACHE_SIZE", "loaded_graphs"]
+__all__ = ["install", "run", "graph_key", "usable", "Failure", "Missing", "CACHE_SIZE",
+           "loaded_graphs"]
 
-CACHE_SIZE = 64
-_graphs = collections.OrderedDict()     # key -> loaded ConcreteFunction, least recent first
+CACHE_SIZE = 256
+_graphs = collections.OrderedDict()     # key -> _Graph, least recently used first
 _loads = collections.Counter()          # key -> times loaded in this process
 _lock = threading.Lock()
+
+
+class _Graph:
+    __slots__ = ("data", "options", "function", "lock")
+
+    def __init__(self, data, options):
+        self.data = data
+        self.options = options
+        self.function = None                # loaded by its first task
+        self.lock = threading.Lock()
 
 
 def graph_key(graph, options):
@@ -37,10 +51,25 @@ def graph_key(graph, options):
     return hashlib.sha256(graph + json.dumps(options, sort_keys=True).encode()).hexdigest()
 
 
-def run(key, graph, options, values, arrays):
-    """Run the saved graph `graph` (with `options`, under `key`) on `values` + `arrays`."""
+def install(key, graph, options):
+    """Keep `graph` (bytes) with its `options` under `key` (checked) for later tasks."""
+    if graph_key(graph, options) != key:        # a cache entry holds what its key says
+        raise ValueError("rt.distribute: a graph does not match its key")
+    with _lock:
+        if key not in _graphs:
+            _graphs[key] = _Graph(graph, options)
+        _graphs.move_to_end(key)
+        while len(_graphs) > CACHE_SIZE:
+            _graphs.popitem(last=False)
+    return key
+
+
+def run(key, values, arrays):
+    """Run the graph installed under `key` on `values` + `arrays`."""
     try:
-        fn = _loaded(key, graph, options)
+        fn = _function(key)
+        if fn is None:
+            return Missing.here()
         tensors = [EagerTensor(usable(a)) for a in list(values) + list(arrays)]
         result = fn._call_flat(tensors)
         return [leaf.numpy() for leaf in nest.flatten(result) if isinstance(leaf, Tensor)]
@@ -50,36 +79,50 @@ def run(key, graph, options, values, arrays):
 
 def usable(array):
     """`array` as numpy's own kernels expect it: aligned (an array unpickled from a
-    network frame may not be, and numpy's matmul then skips BLAS and rounds otherwise)
+    network frame may not be, and numpy's matmul may then skip BLAS and round otherwise)
     and writeable. Copied only if needed."""
     return np.require(array, requirements=["ALIGNED", "WRITEABLE"])
 
 
-def _loaded(key, graph, options):
+def _function(key):
+    """The loaded function of graph `key` (loaded now if it is not yet), None if absent."""
     with _lock:
-        fn = _graphs.get(key)
-        if fn is not None:
-            _graphs.move_to_end(key)
-            return fn
-    if graph_key(graph, options) != key:        # a cache entry holds what its key says
-        raise ValueError("rt.distribute: a task's graph does not match its key")
-    fn = from_bytes(graph, max_bytes=options["max_bytes"],
-                    source="the graph sent by rt.distribute")
-    fn.graph.jit_compile = options["jit_compile"]
-    if options["memory_budget"] is not None:
-        fn.graph.memory_budget = options["memory_budget"]
-    with _lock:
-        _graphs[key] = fn
-        _loads[key] += 1
-        while len(_graphs) > CACHE_SIZE:
-            _graphs.popitem(last=False)
-    return fn
+        entry = _graphs.get(key)
+        if entry is None:
+            return None
+        _graphs.move_to_end(key)
+    with entry.lock:                    # one load per graph, however many task threads
+        if entry.function is None:
+            fn = from_bytes(entry.data, max_bytes=entry.options["max_bytes"],
+                            source="the graph sent by rt.distribute")
+            fn.graph.jit_compile = entry.options["jit_compile"]
+            if entry.options["memory_budget"] is not None:
+                fn.graph.memory_budget = entry.options["memory_budget"]
+            entry.function = fn
+            with _lock:
+                _loads[key] += 1
+        return entry.function
 
 
 def loaded_graphs():
     """{key: times loaded} in this process (run on workers by benchmarks and tests)."""
     with _lock:
         return dict(_loads)
+
+
+class Missing:
+    """The outcome of a task whose worker does not hold its graph."""
+
+    def __init__(self, address):
+        self.address = address          # the worker's, or None when not known
+
+    @classmethod
+    def here(cls):
+        try:
+            from distributed import get_worker
+            return cls(get_worker().address)
+        except (ImportError, ValueError):
+            return cls(None)
 
 
 class Failure:
@@ -128,7 +171,10 @@ def _known_class(module, qualname):
     if module == "builtins":
         found = getattr(builtins, qualname, None)
     elif (module == "runtime" or module.startswith("runtime.")) and "." not in qualname:
-        found = getattr(importlib.import_module(module), qualname, None)
+        try:
+            found = getattr(importlib.import_module(module), qualname, None)
+        except ImportError:
+            return None
     else:
         return None
     return found if isinstance(found, type) and issubclass(found, BaseException) else None

@@ -149,33 +149,62 @@ def _count_graph_loads(client):
     return client.run(worker.loaded_graphs)
 
 
+def counting_graphs_sent(client, monkeypatch):
+    """The list to which (graph bytes, workers) is appended for each graph `client` sends."""
+    from runtime.distribute import worker
+    sent = []
+    run = client.run
+
+    def counting_run(func, *args, **kwargs):
+        if func is worker.install:
+            sent.append((args[1], len(kwargs["workers"])))
+        return run(func, *args, **kwargs)
+
+    monkeypatch.setattr(client, "run", counting_run)
+    return sent
+
+
 @needs_dask
-def test_each_graph_is_sent_once_per_worker_and_cached(process_client, monkeypatch):
+def test_each_graph_is_sent_once_and_loaded_once_per_worker(process_client, monkeypatch):
     from runtime.distribute import shipping
+
     @rt.function
     def double(x):
         return x * 2.0
 
-    sent = []
-    scatter = process_client.scatter
-
-    def counting_scatter(data, *args, **kwargs):
-        sent.append(data)
-        return scatter(data, *args, **kwargs)
-
-    monkeypatch.setattr(process_client, "scatter", counting_scatter)
+    sent = counting_graphs_sent(process_client, monkeypatch)
     inputs = [np.full(4, i, np.float32) for i in range(12)]
     first = rt.distribute.map(double, inputs, client=process_client)
-    assert [type(d) for d in sent] == [bytes]              # one graph, one broadcast
-    key = shipping.bind(double, inputs[0], "")[0].key
+    assert [(type(data), n) for data, n in sent] == [(bytes, 2)]   # once, to each worker
+    time.sleep(2.5)             # Dask's memory manager runs (it drops copies of its data)
     second = rt.distribute.map(double, inputs, client=process_client)
-    assert len(sent) == 1                                  # nothing sent again
+    assert len(sent) == 1                                           # nothing sent again
     for a, b, x in zip(first, second, inputs):
         np.testing.assert_array_equal(a.numpy(), x * 2)
         np.testing.assert_array_equal(b.numpy(), x * 2)
+    key = shipping.bind(double, inputs[0], "")[0].key
     loads = _count_graph_loads(process_client)
     assert len(loads) == 2 and all(counts.get(key, 0) <= 1 for counts in loads.values())
     assert sum(counts.get(key, 0) for counts in loads.values()) >= 1
+
+
+@needs_dask
+def test_a_worker_without_the_graph_gets_it_and_runs_the_task(process_client, monkeypatch):
+    """A worker that restarted or joined, or dropped the graph, since it was installed."""
+    from runtime.distribute import worker
+
+    @rt.function
+    def triple(x):
+        return x * 3.0
+
+    inputs = [np.full(2, i, np.float32) for i in range(6)]
+    rt.distribute.map(triple, inputs, client=process_client)
+    process_client.run(lambda: worker._graphs.clear())          # as a new worker would be
+    sent = counting_graphs_sent(process_client, monkeypatch)
+    results = rt.distribute.map(triple, inputs, client=process_client)
+    for x, y in zip(inputs, results):
+        np.testing.assert_array_equal(y.numpy(), x * 3)
+    assert 1 <= len(sent) and sum(n for _, n in sent) <= 2      # at most once per worker
 
 
 @needs_dask
@@ -224,7 +253,8 @@ def test_workers_compute_on_aligned_writeable_arrays():
     ready = worker.usable(unaligned)
     assert ready.flags.aligned and ready.flags.writeable and worker.usable(ready) is ready
     shipped, arrays = shipping.bind(project, (x, w), "test")
-    result = worker.run(shipped.key, shipped.data, shipped.options, [], [unaligned, w])
+    worker.install(shipped.key, shipped.data, shipped.options)
+    result = worker.run(shipped.key, [], [unaligned, w])
     np.testing.assert_array_equal(result[0], project(x, w).numpy())
 
 
@@ -238,7 +268,7 @@ def test_workers_run_a_graph_with_its_functions_options(thread_client):
 
     x = np.arange(4, dtype=np.float32)
     assert_same(rt.distribute.map(scaled, [x], client=thread_client)[0], scaled(x))
-    loaded = worker._graphs[shipping.bind(scaled, x, "")[0].key]    # workers are threads here
+    loaded = worker._graphs[shipping.bind(scaled, x, "")[0].key].function   # worker threads
     assert loaded.graph.jit_compile is True and loaded.graph.memory_budget == 2**30
 
 
@@ -352,33 +382,59 @@ def wait_until(condition, timeout=60):
         time.sleep(0.02)
 
 
-@needs_dask
-def test_a_worker_killed_mid_map_changes_no_result(process_client):
-    n = spin_steps(0.25)
-    inputs = [(np.full(4, i, np.float64), n) for i in range(8)]
-    expected = [spin(x, rt.constant(k)) for x, k in
-                [(rt.constant(x), rt.constant(k)) for x, k in inputs]]
-    inputs = [(rt.constant(x), rt.constant(k)) for x, k in inputs]
-    results, killed = {}, []
+def map_killing_a_worker(client, inputs):
+    """rt.distribute.map(spin, inputs) (its result, or the error it raised), with a worker
+    process running one of its tasks killed (SIGKILL) while it runs; waits until the nanny
+    has started a new one."""
+    outcome = {}
 
     def run():
-        results["value"] = rt.distribute.map(spin, inputs, client=process_client)
+        try:
+            outcome["result"] = rt.distribute.map(spin, inputs, client=client)
+        except Exception as e:  # noqa: BLE001 - returned to the test
+            outcome["error"] = e
 
     thread = threading.Thread(target=run)
     thread.start()
     try:
-        wait_until(lambda: any(our_tasks(process_client).values()))
-        victim = next(w for w, keys in our_tasks(process_client).items() if keys)
-        pid = process_client.run(os.getpid, workers=[victim])[victim]
+        wait_until(lambda: any(our_tasks(client).values()))
+        victim = next(w for w, keys in our_tasks(client).items() if keys)
+        pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
     finally:
         thread.join(timeout=300)
-    assert killed and not thread.is_alive()
-    for local, remote in zip(expected, results["value"]):
+    assert not thread.is_alive()
+    client.wait_for_workers(2, timeout=120)
+    assert pid not in client.run(os.getpid).values()
+    return outcome
+
+
+@needs_dask
+def test_a_worker_killed_mid_map_changes_no_result(process_client):
+    n = spin_steps(0.25)
+    inputs = [(rt.constant(np.full(4, float(i))), rt.constant(n)) for i in range(8)]
+    expected = [spin(*args) for args in inputs]
+    outcome = map_killing_a_worker(process_client, inputs)
+    for local, remote in zip(expected, outcome["result"]):
         assert_same(local, remote)
-    process_client.wait_for_workers(2, timeout=120)     # the nanny restarts it
-    assert killed[0] not in process_client.run(os.getpid).values()
+
+
+@needs_dask
+def test_a_task_whose_workers_keep_dying_raises_worker_error(process_client):
+    def allow(failures, dask_scheduler):
+        previous, dask_scheduler.allowed_failures = dask_scheduler.allowed_failures, failures
+        return previous
+
+    n = spin_steps(0.25)
+    inputs = [(rt.constant(np.full(4, float(i))), rt.constant(n)) for i in range(4)]
+    previous = process_client.run_on_scheduler(allow, 0)    # the first death is too many
+    try:
+        outcome = map_killing_a_worker(process_client, inputs)
+    finally:
+        process_client.run_on_scheduler(allow, previous)
+    error = outcome["error"]
+    assert isinstance(error, rt.distribute.WorkerError)
+    assert "failed on the cluster: KilledWorker" in str(error)
 
 
 @needs_dask
