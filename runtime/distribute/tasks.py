@@ -1,11 +1,11 @@
 """Running shipped graphs as Dask tasks: each graph installed once per worker, variable
 values scattered once per call, one task per input, outcomes collected in input order.
 
-A graph is installed on the workers that lack it (`Client.run` of `worker.install`,
-which sends its bytes to each of them once) before its tasks are submitted; this client
-remembers where it installed what. A task that lands on a worker without its graph (a
-worker that joined or restarted since, or dropped it) comes back `Missing`: the graph is
-installed there and the task submitted again. The values of the variables the graphs read
+A graph new to this client is installed on every worker (`Client.run` of
+`worker.install`, which sends its bytes to each of them once) before its tasks are
+submitted; the client remembers where it installed what. A task that lands on a worker
+without its graph (a worker that joined or restarted since, or dropped it) comes back
+`Missing`: the graph is installed there and the task submitted again. The values of the variables the graphs read
 are scattered once per call, to every worker. Tasks embed their input arrays, so Dask can
 rerun a task whose worker died. After the first failure (in input order), later tasks
 are cancelled and the failure is raised as a local call raises it; an interruption
@@ -60,7 +60,11 @@ class _Tasks:
 
 def run(client, calls, label, progress=False):
     """The outcome (a list of arrays) of each call `(Shipped, arrays)`, in order."""
-    _install(client, {s.key: s for s, _ in calls}, _workers(client))
+    with _lock:
+        installed = vars(client).get(_INSTALLED, {})
+        new = {s.key: s for s, _ in calls if not installed.get(s.key)}
+    if new:                             # workers that joined since get the others lazily
+        _install(client, new, _workers(client))
     tasks = _Tasks(client, calls, label)
     futures = tasks.submit(range(len(calls)))
     live = set(futures)
