@@ -36,6 +36,7 @@ class DaskStrategy:
 
     @property
     def client(self):
+        """The Dask client the tasks go to (the one given, else `client_or_default`'s)."""
         return cluster.client_or_default(self._client)
 
     @shipping.user_traceback
