@@ -9,6 +9,7 @@ tensor loops over arrays above ~128 KiB 2-3x slower on workers than in the drive
 values glibc's dynamic thresholds grow to (32 MiB, twice that for trimming).
 """
 import atexit
+import contextlib
 import os
 import threading
 
@@ -48,15 +49,34 @@ def machine_cores():
 def local_cluster(n_workers, processes=True, dashboard=False):
     """A LocalCluster on 127.0.0.1: `n_workers` workers of one thread each (processes, or
     threads of this process), tuned as the module docstring says; a dashboard if asked."""
-    import dask
     from distributed import LocalCluster
-    # Read before each worker process is spawned (Dask's "pre-spawn-environ"); variables
-    # already set in this process's environment are inherited as they are.
     where = {"host": "127.0.0.1"} if processes else {}     # threads talk in-process
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": dict(WORKER_ENVIRONMENT)}):
+    with _worker_environment():
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes,
                             dashboard_address="127.0.0.1:8787" if dashboard else None,
                             **where)
+
+
+@contextlib.contextmanager
+def _worker_environment():
+    """While a LocalCluster starts: WORKER_ENVIRONMENT as the environment its nannies set
+    before spawning each worker (Dask's "pre-spawn-environ", which they keep for restarts).
+    Dask prefers a variable already in this process's environment (an earlier Dask
+    cluster may have left MALLOC_TRIM_THRESHOLD_=65536 there), so these are set aside
+    meanwhile, and this process's environment is as it was afterwards."""
+    import dask
+    before = {k: os.environ.get(k) for k in WORKER_ENVIRONMENT}
+    for k in WORKER_ENVIRONMENT:
+        os.environ.pop(k, None)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": dict(WORKER_ENVIRONMENT)}):
+            yield
+    finally:
+        for k, value in before.items():
+            if value is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = value
 
 
 def connect(cluster, processes=True):

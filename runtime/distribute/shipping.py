@@ -33,22 +33,19 @@ class Shipped:
     """A trace made ready for the workers: the bytes of its graph and what to send with it."""
 
     def __init__(self, concrete, variables, data):
-        self.concrete = concrete            # the user's trace: its results' structure, its ops
+        # The trace's graph and results' structure (not the trace: this is cached under it)
+        self.graph = graph = concrete.graph
+        self.template = concrete._output_template
         self.variables = variables          # read by it; their values are the first inputs
         self.data = data
-        graph = concrete.graph
         self.options = {"max_bytes": max(MAX_BYTES, _array_bytes(data)),
                         "jit_compile": bool(getattr(graph, "jit_compile", False)),
                         "memory_budget": getattr(graph, "memory_budget", None)}
         self.key = graph_key(data, self.options)
 
-    def values(self):
-        """The variables' current values (an update makes a new array, so no copy)."""
-        return [v.numpy() for v in self.variables]
-
     def pack(self, arrays):
         """The trace's result, in its structure, from the arrays a worker returned."""
-        template = self.concrete._output_template
+        template = self.template
         arrays = iter(arrays)
         leaves = [EagerTensor(usable(next(arrays))) if isinstance(leaf, nest.Slot) else leaf
                   for leaf in nest.flatten(template)]
@@ -58,7 +55,7 @@ class Shipped:
         """The exception a local call raises, from a worker's `Failure`."""
         op = None
         if failure.op_name is not None:
-            op = _find_op(self.concrete.graph, failure.op_name, failure.origin)
+            op = _find_op(self.graph, failure.op_name, failure.origin)
         return failure.exception(op)
 
 

@@ -550,6 +550,9 @@ def test_strategy_errors_name_the_shard_and_the_variables():
 def test_the_default_client_is_a_tuned_local_cluster_started_once(monkeypatch):
     from runtime.distribute import cluster
     monkeypatch.setattr(cluster, "machine_cores", lambda: 1)      # one process is enough
+    # as an earlier Dask LocalCluster with Dask's defaults leaves this process's environment
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     client = rt.distribute.default_client()
     try:
         assert rt.distribute.default_client() is client
@@ -560,6 +563,8 @@ def test_the_default_client_is_a_tuned_local_cluster_started_once(monkeypatch):
         assert len(workers) == 1 and [w["nthreads"] for w in workers.values()] == [1]
         env = client.run(lambda: {k: os.environ.get(k) for k in cluster.WORKER_ENVIRONMENT})
         assert list(env.values()) == [cluster.WORKER_ENVIRONMENT]
+        assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"      # this process's, kept
+        assert "MALLOC_MMAP_THRESHOLD_" not in os.environ
         assert list(client.run(lambda: rt.config.get_inter_op_threads()).values()) == [1]
         assert_same(rt.distribute.map(mixed, [np.ones(3)])[0], mixed(np.ones(3)))
     finally:
