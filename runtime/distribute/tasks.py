@@ -5,11 +5,11 @@ A graph new to this client is installed on every worker (`Client.run` of
 `worker.install`, which sends its bytes to each of them once) before its tasks are
 submitted; the client remembers where it installed what. A task that lands on a worker
 without its graph (a worker that joined or restarted since, or dropped it) comes back
-`Missing`: the graph is installed there and the task submitted again. The values of the variables the graphs read
-are scattered once per call, to every worker. Tasks embed their input arrays, so Dask can
-rerun a task whose worker died. After the first failure (in input order), later tasks
-are cancelled and the failure is raised as a local call raises it; an interruption
-(Ctrl-C) of the driver cancels every task.
+`Missing`: the graph is installed there and the task submitted again. The values of the
+variables the graphs read are scattered once per call, to every worker. Tasks embed their
+input arrays, so Dask can rerun a task whose worker died. After the first failure (in
+input order), later tasks are cancelled and the failure is raised as a local call raises
+it; an interruption (Ctrl-C) of the driver cancels every task.
 """
 import collections
 import threading

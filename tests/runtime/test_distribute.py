@@ -4,7 +4,6 @@ structure, errors), `DaskStrategy` gives full-batch gradients, faults change no 
 One cluster of 2 worker processes (real transfers between processes) and one of 2 worker
 threads (fast) serve the whole module; tests that need neither run without the extra.
 """
-import collections
 import importlib.util
 import os
 import signal
