@@ -381,23 +381,23 @@ def wait_until(condition, timeout=60):
         time.sleep(0.02)
 
 
-def map_killing_a_worker(client, inputs):
-    """rt.distribute.map(spin, inputs) (its result, or the error it raised), with a worker
-    process running one of its tasks killed (SIGKILL) while it runs; waits until the nanny
-    has started a new one."""
+def killing_a_worker(client, call, prefix="rt.distribute.map"):
+    """call()'s result (or the error it raised), with a worker process running one of its
+    tasks (keys starting with `prefix`) killed (SIGKILL) while it runs; waits until the
+    nanny has started a new one."""
     outcome = {}
 
     def run():
         try:
-            outcome["result"] = rt.distribute.map(spin, inputs, client=client)
+            outcome["result"] = call()
         except Exception as e:  # noqa: BLE001 - returned to the test
             outcome["error"] = e
 
     thread = threading.Thread(target=run)
     thread.start()
     try:
-        wait_until(lambda: any(our_tasks(client).values()))
-        victim = next(w for w, keys in our_tasks(client).items() if keys)
+        wait_until(lambda: any(our_tasks(client, prefix).values()))
+        victim = next(w for w, keys in our_tasks(client, prefix).items() if keys)
         pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
     finally:
@@ -413,9 +413,35 @@ def test_a_worker_killed_mid_map_changes_no_result(process_client):
     n = spin_steps(0.25)
     inputs = [(rt.constant(np.full(4, float(i))), rt.constant(n)) for i in range(8)]
     expected = [spin(*args) for args in inputs]
-    outcome = map_killing_a_worker(process_client, inputs)
+    outcome = killing_a_worker(
+        process_client, lambda: rt.distribute.map(spin, inputs, client=process_client))
     for local, remote in zip(expected, outcome["result"]):
         assert_same(local, remote)
+
+
+@needs_dask
+def test_a_worker_killed_mid_training_step_changes_no_result(process_client):
+    w = rt.Variable(np.linspace(0.5, 1.5, 4), name="w")
+
+    @ag.convert
+    def slow_loss(x, n):
+        y = x * w
+        i = 0
+        while i < n:
+            y = rt.sin(y) + 1.0
+            i += 1
+        return rt.reduce_mean(y)
+
+    n = rt.constant(spin_steps(0.1))
+    shards = [(np.full((3, 4), float(i)), n) for i in range(6)]
+    strategy = rt.distribute.DaskStrategy(process_client)
+    loss, grads = strategy.value_and_gradients(slow_loss, [w], shards)
+    outcome = killing_a_worker(
+        process_client, lambda: strategy.value_and_gradients(slow_loss, [w], shards),
+        prefix="DaskStrategy")
+    again_loss, again_grads = outcome["result"]
+    assert again_loss.numpy() == loss.numpy()
+    np.testing.assert_array_equal(again_grads[0].numpy(), grads[0].numpy())
 
 
 @needs_dask
@@ -428,7 +454,8 @@ def test_a_task_whose_workers_keep_dying_raises_worker_error(process_client):
     inputs = [(rt.constant(np.full(4, float(i))), rt.constant(n)) for i in range(4)]
     previous = process_client.run_on_scheduler(allow, 0)    # the first death is too many
     try:
-        outcome = map_killing_a_worker(process_client, inputs)
+        outcome = killing_a_worker(
+            process_client, lambda: rt.distribute.map(spin, inputs, client=process_client))
     finally:
         process_client.run_on_scheduler(allow, previous)
     error = outcome["error"]
