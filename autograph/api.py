@@ -129,3 +129,15 @@ def set_loop_options(maximum_iterations=None, shape_invariants=None):
     loop variables whose shape changes across iterations.
     """
     del maximum_iterations, shape_invariants   # read by the compiler, not at run time
+
+
+def _dataset_function(func):
+    """How `rt.data` calls a `map` or `filter` function: converted, as converted code calls
+    a user function (library functions as they are)."""
+    @functools.wraps(func)
+    def call(*args):
+        return conversion.converted_call(func, args, None)
+    return call
+
+
+rt.data.set_function_converter(_dataset_function)

@@ -33,6 +33,7 @@ EXPECTED = {
     "c = Counter()": ["[2, 4, 6]", "rt.Variable 'Variable' created while tracing "
                                    "'fresh_each_call' a second time"],
     "def row_sums(x):": ["2"],
+    "def make_data():": ["True True"],
 }
 # Snippets that need an optional extra (a marker in the code -> the module it needs).
 EXTRAS = {"rt.onnx.": "onnx", "onnxruntime": "onnxruntime", "compiled_regions": "numba",
