@@ -15,7 +15,7 @@ full-batch loss and gradient.
 import numpy as np
 
 from .. import nest
-from ..function import BoundFunction, Function, function
+from ..function import function
 from ..gradients import GradientTape
 from ..tensor import EagerTensor
 from ..variables import Variable
@@ -63,28 +63,15 @@ class DaskStrategy:
         key = (id(loss_fn), tuple(v.uid for v in variables))
         found = self._functions.get(key)
         if found is None:
-            traced = _python_of(loss_fn)
-
             def loss_and_gradients(*shard):
                 with GradientTape() as tape:
-                    loss = traced(*shard)
+                    loss = loss_fn(*shard)
                 return loss, tape.gradient(loss, variables)
 
             name = getattr(loss_fn, "__name__", "loss_fn")
             found = self._functions[key] = (loss_fn, function(
                 loss_and_gradients, name=f"{name}_and_gradients", reduce_retracing=True))
         return found[1]
-
-
-def _python_of(loss_fn):
-    """What tracing `loss_fn` runs (the converted Python of an `ag.convert` function), so
-    that its operations are traced into the gradient graph itself rather than called as a
-    nested function: rt.saved cannot save the gradient of a nested function whose loop
-    reads one of its inputs."""
-    fn = loss_fn._function if isinstance(loss_fn, BoundFunction) else loss_fn
-    if isinstance(fn, Function):
-        return fn._tracer if fn._tracer is not None else fn.python_function
-    return loss_fn
 
 
 def _checked_variables(variables):
