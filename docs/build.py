@@ -18,8 +18,9 @@ import warnings
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("autograph", "runtime")
 # Public modules that their package's `__all__` leaves out (a star import must not import
-# them), each with the package it needs: `rt.onnx` needs the onnx extra.
-EXTRA_MODULES = {"runtime.onnx": "onnx"}
+# them), each with the package it needs: `rt.onnx` needs the onnx extra, `rt.distribute`
+# the distributed extra (Dask).
+EXTRA_MODULES = {"runtime.onnx": "onnx", "runtime.distribute": "distributed"}
 
 
 def shadowed_submodules(package):

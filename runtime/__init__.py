@@ -128,12 +128,14 @@ __all__ = [
     "config", "errors", "saved", "viz", "summary", "quantize",
 ]
 
-_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize")
+_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize", "distribute")
+# Shown by dir() when their optional extra is installed: {module: the package it needs}
+_EXTRA_SUBMODULES = {"onnx": "onnx", "distribute": "distributed"}
 
 
 def __getattr__(name):
-    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`, `rt.quantize`: imported on first use
-    (fast `import`)."""
+    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`, `rt.quantize`, `rt.distribute`:
+    imported on first use (fast `import`)."""
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
@@ -141,8 +143,10 @@ def __getattr__(name):
 
 
 def __dir__():
-    """The public API; `rt.onnx` too when its optional extra is installed (it is left out of
-    `__all__`: a star import would import it, and it needs the `onnx` package)."""
+    """The public API; `rt.onnx` and `rt.distribute` too when their optional extras are
+    installed (they are left out of `__all__`: a star import would import them, and they
+    need the `onnx` and Dask packages)."""
     import importlib.util
-    extra = ["onnx"] if importlib.util.find_spec("onnx") is not None else []
+    extra = [module for module, package in _EXTRA_SUBMODULES.items()
+             if importlib.util.find_spec(package) is not None]
     return sorted(__all__ + extra + ["__version__"])

@@ -20,6 +20,8 @@ PUBLIC_MODULES = ["autograph", "runtime"] + [f"runtime.{name}" for name in rt.__
                                              if inspect.ismodule(getattr(rt, name))]
 if importlib.util.find_spec("onnx") is not None:
     PUBLIC_MODULES.append("runtime.onnx")
+if importlib.util.find_spec("distributed") is not None:
+    PUBLIC_MODULES.append("runtime.distribute")
 
 
 def public_names(module_name):

@@ -36,7 +36,8 @@ EXPECTED = {
     "def make_data():": ["True True"],
 }
 # Snippets that need an optional extra (a marker in the code -> the module it needs).
-EXTRAS = {"rt.onnx.": "onnx", "onnxruntime": "onnxruntime", "compiled_regions": "numba"}
+EXTRAS = {"rt.onnx.": "onnx", "onnxruntime": "onnxruntime", "compiled_regions": "numba",
+          "rt.distribute.": "distributed"}
 
 
 def test_the_readme_and_every_guide_page_have_snippets():
