@@ -1088,7 +1088,6 @@ class _Opened:
         if not callable(func):
             raise TypeError(f"{what} needs a function, got {func!r:.80}")
         call = _function_converter(func) if _function_converter is not None else func
-        self.what = what
         made = []
 
         def make(element):
@@ -1151,19 +1150,20 @@ class _Interleave(Dataset):
                                         math_ops.logical_or(more, any_open))
 
         def step(found, outer, more, c, b, slots, element):
-            values = (found, outer, more, c, b, slots[0], element)
-            if self.cycle == 1:
-                found, outer, more, c, b, slot, element = self._act(*values)
-                return found, outer, more, c, b, (slot,), element
-            new_slots = []
-            for k in range(self.cycle):           # act on slot c
-                found, outer, more, c_next, b, slot, element = cond(
-                    math_ops.equal(c, k),
-                    lambda v=values[:5] + (slots[k],) + values[6:]: self._act(*v),
-                    lambda v=values[:5] + (slots[k],) + values[6:]: v)
+            # The slot at c (where the cycle stood when the step began) acts; the others
+            # keep their state.
+            scalars, new_slots = (found, outer, more, c, b), []
+            for k, slot in enumerate(slots):
+                args = scalars + (slot, element)
+                if self.cycle == 1:
+                    result = self._act(*args)
+                else:
+                    result = cond(math_ops.equal(c, k), lambda a=args: self._act(*a),
+                                  lambda a=args: a)
+                *scalars, slot, element = result
+                scalars = tuple(scalars)
                 new_slots.append(slot)
-                values = (found, outer, more, c_next, b, None, element)
-            return found, outer, more, values[3], b, tuple(new_slots), element
+            return scalars + (tuple(new_slots), element)
 
         found, *state, element = while_loop(
             looking, step, (_bool(False),) + tuple(state) + (_zeros(self.element_spec),))
