@@ -169,6 +169,8 @@ def _scan(fn_node, fn, nodes):
             names.update(n.names)
         elif n_type is gast.IfExp:
             conditional_expressions.record_source_text(n)
+        elif n_type is gast.For and n.orelse:
+            node_types.add(transformer.LoopElse)
         elif (n_type is gast.Yield or n_type is gast.YieldFrom) and (
                 function is None or function is fn_node):
             raise ConversionError(

@@ -103,7 +103,16 @@ def _error(call, message):
 
 
 def transform(node, ctx):
-    source = ctx.info.source_code if ctx.info is not None else None
-    if source and LOOP_OPTIONS not in source:
+    if not _may_call_directives(ctx.info):
         return node                 # no directive: skip the walk
     return DirectiveTransformer(ctx).visit(node)
+
+
+def _may_call_directives(info):
+    """False when the code cannot name set_loop_options: its text lacks the name and no
+    variable it sees holds the function (`from autograph import set_loop_options as o`)."""
+    source = info.source_code if info is not None else None
+    if not source or LOOP_OPTIONS in source:
+        return True
+    from autograph import api
+    return any(v is api.set_loop_options for v in (info.namespace or {}).values())

@@ -17,6 +17,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import control_flow as rt_cf
+from runtime import data as rt_data
 from runtime import dtypes
 from runtime import nest
 from runtime import trace_warnings
@@ -310,7 +311,7 @@ def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result
 
     outs = _staging_check(what, rt_cf.cond_with_names, pred, branch(true_fn, "true"),
                           branch(false_fn, "false"), names=flat_names,
-                          missing=is_undefined if probing else _is_missing_return)
+                          missing=_is_unknown_in_probe if probing else _is_missing_return)
     result, merged, resets = outs
     final = tuple(_unless_unchanged(_from_branch_value(v, like, name), like)
                   for v, like, name in zip(merged, init, names)) + tuple(
@@ -321,8 +322,9 @@ def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result
 
 
 def _failed_branch(init, n_outputs):
-    """What a branch that failed in a probe gives: no value, nothing changed."""
-    return (Undefined("the value"), tuple((_to_graph_value(v), True) for v in init[:n_outputs]),
+    """What a branch that failed in a probe gives: no value (None: the other branch's
+    types it, _is_unknown_in_probe), nothing changed."""
+    return (None, tuple((_to_graph_value(v), True) for v in init[:n_outputs]),
             tuple(_to_graph_value(v) for v in init[n_outputs:]))
 
 
@@ -430,6 +432,12 @@ def _unless_unchanged(value, like):
 
 def _is_missing_return(value):
     return type(value) is UndefinedReturnValue
+
+
+def _is_unknown_in_probe(value):
+    """A probe's branch value that the other branch's types: no value, or None (a
+    variable `None` before the loop that only one branch assigns, in a nested `if`)."""
+    return value is None or is_undefined(value)
 
 
 # The flags and slots the jump converters make, by what errors should call them.
@@ -1018,14 +1026,18 @@ def _default_invariant(value):
 def for_stmt(iter_, extra_test, body, symbol_names, opts=None):
     """`for x in iter_: body(x)` with an optional early-exit test (lowered break/return).
 
-    Symbolic tensors (and range/enumerate/zip over them) iterate in a graph loop;
-    any other iterable, eager tensors included, is unrolled as plain Python.
+    Symbolic tensors (and range/enumerate/zip over them) iterate in a graph loop, and so
+    does an `rt.data.Dataset` while tracing; any other iterable, eager tensors included,
+    is unrolled as plain Python.
     """
     from .py_builtins import TensorIterable
+    if isinstance(iter_, rt_data.Dataset) and not rt.executing_eagerly():
+        _dataset_for(iter_, extra_test, body, StatementState.of_names(body, symbol_names), opts)
+        return
     iterable = TensorIterable.of(iter_)
     if iterable is not None:
-        state = StatementState.of_names(body, symbol_names)
-        _tensor_for(iterable, extra_test, body, state, opts)
+        _tensor_for(iterable, extra_test, body, StatementState.of_names(body, symbol_names),
+                    opts)
     else:
         _python_for(iter_, extra_test, body, symbol_names)
 
@@ -1054,9 +1066,14 @@ def _python_for(iter_, extra_test, loop_body, symbol_names):
             if state is None:
                 state = StatementState.of_names(loop_body, symbol_names)
             staged_cond(truth(go_on), lambda t=target: body(t), lambda: None, state,
-                        "tensor `if`", reach=(loop_body, extra_test))
+                        "tensor `if`", reach=_reach(loop_body, extra_test))
         else:
             body(target)
+
+
+def _reach(body, extra_test):
+    """The user's functions a loop's discovery looks at (see _tensor_loop)."""
+    return (body,) if extra_test is None else (body, extra_test)
 
 
 def _tensor_for(iterable, extra_test, body, state, opts):
@@ -1075,5 +1092,25 @@ def _tensor_for(iterable, extra_test, body, state, opts):
 
     # The counter starts as the Python 0: weakly typed, as the int `range` yields
     # (`x_float32 * i` stays float32).
-    _tensor_loop(test, loop_body, state, opts, prefix=(0,),
-                 reach=(body,) if extra_test is None else (body, extra_test))
+    _tensor_loop(test, loop_body, state, opts, prefix=(0,), reach=_reach(body, extra_test))
+
+
+def _dataset_for(dataset, extra_test, body, state, opts):
+    """`for x in dataset` while tracing: a graph loop whose first loop variables are the
+    pass over the data set (rt.data.Iteration); a `break` stops it pulling elements."""
+    iteration = rt_data.Iteration(dataset)
+
+    def go_on():
+        result = extra_test()
+        return truth(result) if is_symbolic(result) else result
+
+    def test(*pass_values):
+        more = iteration.has(pass_values)
+        return more if extra_test is None else rt.logical_and(more, go_on())
+
+    def loop_body(*pass_values):
+        body(iteration.element(pass_values))
+        return iteration.advance(pass_values, None if extra_test is None else go_on())
+
+    _tensor_loop(test, loop_body, state, opts, prefix=iteration.initial,
+                 reach=_reach(body, extra_test))

@@ -338,7 +338,15 @@ def _iterable(value):
     return _Rows(rt.convert_to_tensor(value))
 
 
+def _traced_datasets(iterables):
+    """Whether these are data sets iterated while tracing (a graph loop, not Python's)."""
+    return (bool(iterables) and all(isinstance(it, rt.data.Dataset) for it in iterables)
+            and not rt.executing_eagerly())
+
+
 def enumerate_(iterable, start=0):
+    if _traced_datasets([iterable]):
+        return iterable.enumerate(start)
     if _any_symbolic([iterable]):
         return TensorEnumerate(_iterable(iterable), start)
     return builtins.enumerate(iterable, start)
@@ -348,15 +356,14 @@ def zip_(*iterables, strict=False):
     """`zip`: of tensors, a graph-iterable zip (a `for` over it is a graph loop); with a
     Python list or tuple among them, whose length bounds the zip's, Python's zip over the
     tensors' rows (a `for` unrolls), when the tensors' lengths are known while tracing."""
+    if _traced_datasets(iterables) and not strict:
+        return rt.data.Dataset.zip(*iterables)
     if _any_symbolic(iterables):
-        if any(isinstance(it, (list, tuple)) for it in iterables):
-            rows = [_static_rows(it) for it in iterables]
-            if all(r is not None for r in rows):
-                iterables = rows
-            else:
-                return TensorZip([_iterable(it) for it in iterables])
-        else:
+        rows = [_static_rows(it) for it in iterables] \
+            if any(isinstance(it, (list, tuple)) for it in iterables) else [None]
+        if any(r is None for r in rows):
             return TensorZip([_iterable(it) for it in iterables])
+        iterables = rows
     if strict:
         return builtins.zip(*iterables, strict=True)
     return builtins.zip(*iterables)

@@ -153,10 +153,11 @@ def checked(value):
         flag, name, absent = found
         if absent is None:
             message = (f"'{name}' is None here: it was None before a tensor loop that did not "
-                       f"assign it (it ran zero times), and a graph value cannot be None")
+                       f"assign it (it ran zero times, or no iteration reached the "
+                       f"assignment), and a graph value cannot be None")
         else:
-            message = (f"'{name}' is used after a tensor loop that ran zero times, so it was "
-                       f"never assigned")
+            message = (f"'{name}' is used after a tensor loop that never assigned it (it ran "
+                       f"zero times, or no iteration reached the assignment)")
         checked = logging_ops.assert_assigned(flag, v, message)
         checked.weak = getattr(v, "weak", None)
         return register_optional(checked, flag, name, absent)

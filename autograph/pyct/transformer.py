@@ -50,6 +50,11 @@ class Context:
         return self.node_types is not None and self.node_types.isdisjoint(node_types)
 
 
+class LoopElse:
+    """Stands in Context.node_types for a `for` loop with an `else:` block (the break
+    converter moves every loop's `else:` after it, so it walks code that has one)."""
+
+
 class _StateStack:
     """A stack of instances of one class; `with` pushes a new one, attributes read the top."""
 

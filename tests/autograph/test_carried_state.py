@@ -87,6 +87,32 @@ def test_none_after_a_loop_that_never_assigned_it_fails_where_it_is_read():
         f(rt.constant(np.zeros([0], np.float32)))
 
 
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def tick(self):
+        self.count += 1
+
+
+def largest_positive(v, counter):
+    best = None
+    for x in v:
+        if x > 0:
+            counter.tick()
+            if best is None or x > best:
+                best = x
+    print("largest positive", best, "of", counter.count)
+    return best, counter.count
+
+
+@pytest.mark.parametrize("v", [[3.0, -1.0, 7.0, 2.0], [-5.0, 2.0, -9.0]])
+def test_none_before_a_loop_assigned_in_a_nested_if_with_a_counting_method(v, tensors):
+    # `best` is assigned in the inner `if` of one branch only: the loop types it from that
+    # assignment all the same, and carries the attribute tick() changes.
+    assert_equivalent(largest_positive, np.array(v, np.float32), Counter(), tensors=tensors)
+
+
 def collect_until_large(x):
     out = []
     for i in range(3):

@@ -242,6 +242,14 @@ def return_in_for_else(v, target):
     return target * 2
 
 
+def return_in_body_and_for_else(v, target):
+    for x in v:                         # no break: the `else:` runs unless a return did
+        if x == target:
+            return x * 2
+    else:
+        return -1
+
+
 def return_in_while_else(n):
     i = 0
     while i < n:
@@ -293,7 +301,7 @@ def test_returns_in_loops(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
 
 
-@pytest.mark.parametrize("f, tensors", cases(return_in_for_else))
+@pytest.mark.parametrize("f, tensors", cases(return_in_for_else, return_in_body_and_for_else))
 @pytest.mark.parametrize("target", [2, 9])
 def test_return_in_for_else(f, target, tensors):
     assert_equivalent(f, i32(1, 2, 3), target, tensors=tensors)

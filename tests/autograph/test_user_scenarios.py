@@ -1030,7 +1030,7 @@ def shuffled_first_column(seed):
     firsts = []
     for batch in ds:
         firsts.append(batch[0, 0])
-    return firsts
+    return rt.stack(firsts)          # (a list grown in a graph loop is a tensor list)
 
 
 def iterator_and_next(scale):
@@ -1351,6 +1351,21 @@ def test_maximum_iterations_caps_graph_loops():
     # (capped_for after 3).
     assert ag.convert(spin)(rt.constant(2)).numpy() == 10
     assert ag.convert(capped_for)(rt.constant(10)).numpy() == 0 + 1 + 2
+
+
+loop_options = ag.set_loop_options      # (imported under another name)
+
+
+def capped_by_an_alias(n):
+    s = 0
+    for i in range(n):
+        loop_options(maximum_iterations=2)
+        s += i
+    return s
+
+
+def test_the_directive_under_another_name_caps_graph_loops():
+    assert ag.convert(capped_by_an_alias)(rt.constant(10)).numpy() == 0 + 1
 
 
 # -- typical ML programs -----------------------------------------------------------------
