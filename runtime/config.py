@@ -33,13 +33,16 @@ the graphs of one function.
 import contextlib
 import os
 
+from . import devices
+
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
            "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads",
            "set_loop_iteration_limit", "get_loop_iteration_limit", "set_memory_budget",
            "get_memory_budget", "options", "set_compile_policy", "get_compile_policy",
            "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions",
            "set_trace_cache_size", "get_trace_cache_size", "set_traceback_filtering",
-           "get_traceback_filtering"]
+           "get_traceback_filtering", "list_devices", "set_log_device_placement",
+           "get_log_device_placement"]
 
 EXECUTORS = ("fast", "plain", "compiled")
 COMPILE_POLICIES = ("hot", "always", "never")
@@ -58,13 +61,15 @@ _state = {
                        "background": True},
     "compile_cache": None,      # None: the user cache dir
     "memory_budget": None,      # None: graphs keep what their gradients need
+    "log_device_placement": False,  # print where each op runs (runtime.devices)
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
 _versions = {}
 
 
 def _changed():
-    key = (_state["executor"], _state["passes"], _state["threads"], _state["memory_budget"])
+    key = (_state["executor"], _state["passes"], _state["threads"], _state["memory_budget"],
+           devices.placing)
     _state["version"] = _versions.setdefault(key, len(_versions))
 
 
@@ -228,6 +233,24 @@ def set_traceback_filtering(enabled=True):
 
 def get_traceback_filtering():
     return _state["traceback_filtering"]
+
+
+def list_devices():
+    """The names of this machine's devices: "cpu:0", "gpu:N" for each GPU CuPy sees (extra
+    `gpu`), and the array_api_strict stand-ins "strict:0", "strict:1" (extra `array-api`)."""
+    return devices.list_devices()
+
+
+def set_log_device_placement(enabled=True):
+    """Print (to stderr) the device each op runs on, eagerly and when a graph is placed,
+    and why an op runs on cpu:0 instead of its scope's device (soft placement)."""
+    _state["log_device_placement"] = bool(enabled)
+    if enabled:
+        devices.start_placing()
+
+
+def get_log_device_placement():
+    return _state["log_device_placement"]
 
 
 @contextlib.contextmanager

@@ -78,7 +78,7 @@ class TensorSpec:
 
 # -- the call operation ------------------------------------------------------------------
 
-def _call_kernel(*arrays, f):
+def _call_kernel(xp, *arrays, f):
     return run_graph(f, arrays)
 
 
@@ -86,7 +86,8 @@ def _call_infer(inputs, f):
     return [(t.shape, t.dtype) for t in f.outputs]      # hidden outputs too
 
 
-_CALL = registry.register("call", _call_kernel, _call_infer, multi=True)
+_CALL = registry.register("call", _call_kernel, _call_infer, multi=True, container=True,
+                          numpy=lambda *arrays, f: run_graph(f, arrays))
 
 
 def _placeholder(spec_shape, dtype, name):

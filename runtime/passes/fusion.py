@@ -27,7 +27,7 @@ from . import each_graph, rename_inputs
 __all__ = ["run", "FUSED"]
 
 
-def _fused_kernel(*arrays, body):
+def _fused_kernel(xp, *arrays, body):
     from ..codegen_executor import compile_graph
     return compile_graph(body).fn(arrays)[0]
 
@@ -37,7 +37,7 @@ def _fused_infer(inputs, body):
     return [(out.shape, out.dtype)]
 
 
-FUSED = registry.register("fused", _fused_kernel, _fused_infer, fresh=True)
+FUSED = registry.register("fused", _fused_kernel, _fused_infer, fresh=True, container=True)
 
 
 def run(graph):

@@ -110,7 +110,7 @@ class Writer:
             if t.op.graph is not op.graph:
                 raise SaveError(f"Cannot save {op.describe()}: its input {t.name} is in "
                                 f"another graph")
-        declared_by = op.opdef.infer or op.opdef.kernel      # kernels may be numpy's
+        declared_by = op.opdef.infer or op.opdef.generic or op.opdef.kernel
         module = getattr(declared_by, "__module__", None)
         if module and not module.startswith("runtime."):
             self.op_modules[op.type] = module
