@@ -42,7 +42,7 @@ __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizatio
            "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions",
            "set_trace_cache_size", "get_trace_cache_size", "set_traceback_filtering",
            "get_traceback_filtering", "list_devices", "set_log_device_placement",
-           "get_log_device_placement"]
+           "get_log_device_placement", "set_default_device", "get_default_device"]
 
 EXECUTORS = ("fast", "plain", "compiled")
 COMPILE_POLICIES = ("hot", "always", "never")
@@ -69,7 +69,7 @@ _versions = {}
 
 def _changed():
     key = (_state["executor"], _state["passes"], _state["threads"], _state["memory_budget"],
-           devices.placing)
+           devices.placing, devices.default().name)
     _state["version"] = _versions.setdefault(key, len(_versions))
 
 
@@ -241,6 +241,20 @@ def list_devices():
     return devices.list_devices()
 
 
+def set_default_device(name):
+    """Run ops outside any `rt.device` scope on device `name` ("cpu:0", "gpu:0",
+    "strict:0"; None: cpu:0), as `RT_DEVICE=name` does for a whole process. Graphs
+    already traced run there too from their next call (their ops without a scope are
+    placed again)."""
+    devices.set_default("cpu:0" if name is None else name)
+    _changed()
+
+
+def get_default_device():
+    """The name of the device ops outside `rt.device` scopes run on."""
+    return devices.default().name
+
+
 def set_log_device_placement(enabled=True):
     """Print (to stderr) the device each op runs on, eagerly and when a graph is placed,
     and why an op runs on cpu:0 instead of its scope's device (soft placement)."""
@@ -255,14 +269,18 @@ def get_log_device_placement():
 
 @contextlib.contextmanager
 def options(executor=None, optimizations=None, inter_op_threads=False,
-            loop_iteration_limit=False, memory_budget=False, compile_policy=None):
+            loop_iteration_limit=False, memory_budget=False, compile_policy=None,
+            default_device=None):
     """Temporarily change settings: `with rt.config.options(executor="plain"): ...`.
 
     `inter_op_threads`, `loop_iteration_limit` and `memory_budget` take None as a
     setting; leave them out (False) to keep the current one.
     """
     saved = dict(_state)
+    saved_device = devices.default().name
     try:
+        if default_device is not None:
+            set_default_device(default_device)
         if executor is not None:
             set_executor(executor)
         if optimizations is not None:
@@ -278,6 +296,7 @@ def options(executor=None, optimizations=None, inter_op_threads=False,
         yield
     finally:
         _state.update(saved)
+        devices.set_default(saved_device)
 
 
 _changed()

@@ -238,7 +238,7 @@ def _load_strict():
     def strict_to_host(array):
         return np.array(array.to_device(host), copy=True)
 
-    backend = _Backend("array_api_strict", strict, strict.Array, strict_to_host, table,
+    backend = _Backend("array_api_strict", strict, type(strict.asarray(0)), strict_to_host, table,
                        lambda array: _strict_devices[array.device])
     unsupported = [d for d in dtypes._ALL if not hasattr(strict, d.name)]
     _strict_devices = {}
@@ -336,7 +336,8 @@ def resolve(name):
     return _default[0] if name is None else get(name)
 
 
-def _set_default(name):
+def set_default(name):
+    """Make `name` the default device (`rt.config.set_default_device` says what follows)."""
     _default[0] = get(name)
 
 
@@ -378,19 +379,21 @@ def choose(opdef, device, input_dtypes, attrs, output_dtypes=()):
 
 
 def eager_placement(opdef, inputs, attrs):
-    """(kernel, input arrays) of an eager op: on the scope's device (a variable's own, for
-    its reads and writes), each input copied there; on cpu:0 by soft placement."""
+    """(kernel, put) of an eager op: its kernel on the scope's device (a variable's own, for
+    its reads and writes), or on cpu:0 by soft placement, and `put(array)` giving each
+    input there (a copy when it is elsewhere)."""
     var = attrs.get("var") if opdef.effect is not None else None
-    want = var.device if var is not None else current()
+    want = var._device if var is not None else current()
     if opdef.container:           # a call: its graph places what it is fed
-        kernel = opdef.kernel_for(want)
         log(f"{opdef.name} on {want.name}")
-        return kernel, [t._value for t in inputs]
-    device, kernel, why = choose(opdef, want, [t._dtype for t in inputs], attrs)
+        return opdef.kernel_for(want), _unmoved
+    device, kernel, why = choose(opdef, want, [t.dtype for t in inputs], attrs)
     log(f"{opdef.name} on {device.name}" + (f" ({why})" if why else ""))
-    if device.is_host:
-        return kernel, [to_host(t._value) for t in inputs]
-    return kernel, [device.put(t._value) for t in inputs]
+    return kernel, device.put
+
+
+def _unmoved(array):
+    return array
 
 
 def for_dtype(dtype, device=None):
@@ -404,7 +407,7 @@ def _from_environment():
     name = os.environ.get("RT_DEVICE", "").strip()
     if name:
         try:
-            _set_default(name)
+            set_default(name)
         except ValueError as e:
             raise ValueError(f"RT_DEVICE={name!r}: {e}") from None
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import config
 from . import context
+from . import devices
 from .errors import OpError, with_location, wrap_kernel_error
 
 __all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error", "optimized_graph"]
@@ -59,7 +60,8 @@ class Plan:
                 last_use[s] = i
             # An output that is also fed keeps its fed value: the op's result is discarded.
             outs = [slot(t) if id(t) not in fed else _discard_slot(slots) for t in op.outputs]
-            steps.append(Step(op, op.opdef.kernel, ins, outs, op.attrs, op.opdef.multi, []))
+            kernel = op.opdef.kernel_for(devices.resolve(op.device))
+            steps.append(Step(op, kernel, ins, outs, op.attrs, op.opdef.multi, []))
         self.fetch_slots = [slot(t) for t in fetches]
         keep = set(self.fetch_slots)
         for s, i in last_use.items():
@@ -88,10 +90,10 @@ class Plan:
                 if outs:
                     if multi:
                         for s, r in zip(outs, result):
-                            values[s] = r if type(r) is np.ndarray else np.asarray(r)
+                            values[s] = r if type(r) is np.ndarray else _array(r)
                     else:
                         values[outs[0]] = (result if type(result) is np.ndarray
-                                           else np.asarray(result))
+                                           else _array(result))
                 for s in frees:
                     values[s] = None
         except OpError as e:
@@ -103,6 +105,11 @@ class Plan:
         finally:
             context.pop()
         return [values[s] for s in self.fetch_slots]
+
+
+def _array(value):
+    """A kernel's result as an array: a device's as it is, anything else through numpy."""
+    return value if devices.is_device_array(value) else np.asarray(value)
 
 
 def _discard_slot(slots):
@@ -149,15 +156,26 @@ def run_graph(graph, feed_values):
 
 def _function_runner(graph):
     """How `run_graph` runs `graph` under the current settings (kept until either changes)."""
-    run = _runner(optimized_graph(graph), getattr(graph, "jit_compile", False))
+    target = optimized_graph(graph)
+    run = _runner(target, getattr(graph, "jit_compile", False))
+    if devices.placing:
+        run = _placing_feeds(run, list(target.inputs) + [t for _, t in target.captures])
     graph._plans[config._state["version"]] = run
     return run
 
 
+def _placing_feeds(run, placeholders):
+    """`run`, given each fed value on the device of the placeholder it feeds."""
+    puts = [devices.resolve(t.op.device).put for t in placeholders]
+    return lambda values: run([put(v) for put, v in zip(puts, values)])
+
+
 def optimized_graph(graph):
     """`graph` as the passes rewrite it under the current settings (kept per setting);
-    `graph` itself when it is already optimized or optimizations are off."""
-    if graph.optimized or not config.get_optimizations():
+    `graph` itself when it is already optimized, or optimizations are off and every op
+    runs on cpu:0 (else only the placement pass runs)."""
+    from .passes import placement
+    if graph.optimized or not (config.get_optimizations() or placement.needed(graph)):
         return graph
     from . import passes
     key = ("optimized", config._state["version"])
@@ -184,9 +202,12 @@ def _runner(graph, jit_compile=False):
 
 def runner_for(graph, fetches, feeds, targets):
     """A function of the feed values returning the fetches' values (TF1 sessions)."""
-    if config.get_executor() == "plain" and not config.get_optimizations():
-        return Plan(graph, fetches, feeds, targets).run
     from . import passes
+    from .passes import placement
+    if config.get_executor() == "plain" and not (config.get_optimizations()
+                                                 or placement.needed(graph)):
+        return Plan(graph, fetches, feeds, targets).run
     from .graph import clone_graph
     program = clone_graph(graph, graph.outer_graph, feeds, fetches, targets)
-    return _runner(passes.optimize_in_place(program))
+    run = _runner(passes.optimize_in_place(program))
+    return _placing_feeds(run, program.inputs) if devices.placing else run

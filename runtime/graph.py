@@ -494,7 +494,7 @@ def format_graph(graph, indent="", header=None):
         call += "(" + ", ".join(args) + ")"
         if op.control_inputs:
             call += " after " + ", ".join(c.name for c in op.control_inputs)
-        if op.device is not None and op.device != default_device:
+        if op.device is not None and op.device != default_device and op.type != "copy":
             call += f" @{op.device}"
         if op.notes:
             call += f"  [{_notes_str(op.notes)}]"

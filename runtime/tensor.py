@@ -95,8 +95,11 @@ class EagerTensor(Tensor):
         (a device's value: copied to the host)."""
         value = self._value
         if type(value) is not np.ndarray:
-            value = devices.to_host(value)
-            return value if dtype is None else value.astype(dtype)
+            value = devices.to_host(value)          # a new array, read-only all the same
+            if dtype is not None:
+                return value.astype(dtype)
+            value.flags.writeable = bool(copy)
+            return value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         if copy:

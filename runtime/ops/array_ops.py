@@ -644,10 +644,12 @@ def _take(xp, params, indices, axis, batch_dims=0):
     moved = xp.moveaxis(params, axis, b)                    # [B, G, A, R]
     g, rest = moved.shape[b], moved.shape[b + 1:]
     n_batch = math.prod(batch)
-    index = xp.reshape(indices, (n_batch, math.prod(indices_shape)))
-    index = xp.where(index < 0, index + g, index)           # numpy's take: from the end too
-    if bool(xp.any((index < 0) | (index >= g))):
-        raise IndexError(f"gather: an index is out of bounds for axis {axis} with size {g}")
+    given = xp.reshape(indices, (n_batch, math.prod(indices_shape)))
+    index = xp.where(given < 0, given + g, given)           # numpy's take: from the end too
+    outside = (index < 0) | (index >= g)
+    if bool(xp.any(outside)):
+        bad = int(given[outside][0])
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {g}")
     offsets = xp.reshape(xp.arange(n_batch, dtype=index.dtype) * g, (n_batch, 1))
     taken = xp.take(xp.reshape(moved, (n_batch * g,) + rest),
                     xp.reshape(index + offsets, (-1,)), axis=0)
@@ -1127,6 +1129,20 @@ def stop_gradient(input, name=None):  # noqa: A002
     return apply(_STOP_GRADIENT, [convert_to_tensor(input)], {}, name)
 
 
+# -- copy: a value moved to another device (made by the placement pass) -------------------
+
+def _copy_kernel(xp, x, to):
+    return devices.get(to).put(x)
+
+
+def _host_copy_kernel(x, to):
+    return devices.to_host(x)
+
+
+COPY = registry.register("copy", _copy_kernel, _same_infer, grad=_identity_grad,
+                         numpy=_host_copy_kernel)
+
+
 # -- indexing: t[...] --------------------------------------------------------------------
 
 def _index_from_spec(spec, dynamic):
@@ -1148,7 +1164,53 @@ def _index_from_spec(spec, dynamic):
 
 
 def _getitem_kernel(xp, x, *dynamic, spec):
-    return x[_index_from_spec(spec, dynamic)]
+    index = _basic_index(_index_from_spec(spec, dynamic), x.shape)
+    if index is not None:
+        return x[index]
+    positions = _host_positions(spec, dynamic, x.shape)
+    taken = xp.take(xp.reshape(x, (-1,)), xp.asarray(np.ravel(positions)), axis=0)
+    return xp.reshape(taken, positions.shape)
+
+
+def _host_positions(spec, dynamic, shape):
+    """The flat positions numpy's indexing of an array of `shape` selects (advanced
+    indexing, which the standard covers only in part, done on the host's positions)."""
+    index = _index_from_spec(spec, [devices.to_host(d) for d in dynamic])
+    return np.asarray(_positions(shape)[index])
+
+
+def _basic_index(index, shape):
+    """`index` in the standard's terms (ints, in-bounds slices, None, one ellipsis, which
+    it needs where numpy indexes the dims left out whole), or None when it holds an array."""
+    index = tuple(int(k) if _is_scalar_index(k) else k for k in index)
+    if any(not (k is None or k is Ellipsis or isinstance(k, (int, slice))) for k in index):
+        return None
+    consumed = sum(1 for k in index if isinstance(k, (int, slice)))
+    out, dim = [], 0
+    for k in index:
+        if k is Ellipsis:
+            dim += len(shape) - consumed
+        elif isinstance(k, slice):
+            k = _bounded(k, shape[dim])
+            dim += 1
+        elif k is not None:
+            dim += 1
+        out.append(k)
+    return tuple(out) if Ellipsis in out else tuple(out) + (Ellipsis,)
+
+
+def _is_scalar_index(k):
+    return hasattr(k, "shape") and not isinstance(k, slice) and len(k.shape) == 0 and \
+        devices.dtype_of(k).is_integer
+
+
+def _bounded(k, size):
+    """Slice `k` of a dimension of `size` with its bounds inside it (numpy clips them; the
+    standard leaves bounds outside unspecified)."""
+    start, stop, step = k.indices(size)
+    if not len(builtins.range(start, stop, step)):
+        return slice(0, 0, 1)
+    return slice(start, None if stop < 0 or stop >= size else stop, step)
 
 
 def _numpy_getitem(x, *dynamic, spec):
@@ -1233,7 +1295,7 @@ def _getitem_grad_kernel(scatter):
     """getitem's gradient kernel, adding the gradient up with `scatter`."""
     def kernel(xp, shape, grad, *dynamic, spec):
         shape = int_tuple(shape)
-        positions = _standard_positions(xp, shape)[_index_from_spec(spec, dynamic)]
+        positions = xp.asarray(np.ravel(_host_positions(spec, dynamic, shape)))
         return scatter(xp, shape, positions, grad)
     return kernel
 

@@ -181,12 +181,24 @@ _STANDARD_NAMES = {"floordiv": "floor_divide", "mod": "remainder", "invert": "bi
                    "is_nan": "isnan", "is_finite": "isfinite"}
 
 
-def _standard(name):
-    """The generic kernel of an elementwise op: the standard's function of its name."""
+# The standard's elementwise functions taking bools; numpy's others take them too, as 0/1.
+_TAKE_BOOLS = frozenset({"equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+                         "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+                         "bitwise_invert"})
+
+
+def _standard(name, numpy_kernel):
+    """The generic kernel of an elementwise op: the standard's function of its name. Bools,
+    which it may refuse (True + True), go through int8 to the dtype numpy gives (bool)."""
     standard = _STANDARD_NAMES.get(name, name)
 
     def kernel(xp, *arrays):
-        return getattr(xp, standard)(*arrays)
+        function = getattr(xp, standard)
+        if standard in _TAKE_BOOLS or arrays[0].dtype != xp.bool:
+            return function(*arrays)
+        result = function(*[xp.astype(a, xp.int8) for a in arrays])
+        want = _probe_dtype(numpy_kernel, (dtypes.bool_,) * len(arrays)).of(xp)
+        return result if result.dtype == want else xp.astype(result, want)
     kernel.__name__ = f"{standard}_kernel"
     return kernel
 
@@ -194,8 +206,9 @@ def _standard(name):
 def _define_unary(name, kernel, grad=None, generic=None, **traits):
     """An elementwise op: `kernel` is numpy's (a ufunc where there is one), `generic` the
     array-API kernel (default: the standard's function named like the op)."""
-    opdef = registry.register(name, generic or _standard(name), elementwise_infer(kernel),
-                              grad=grad, elementwise=True, fresh=True, numpy=kernel, **traits)
+    opdef = registry.register(name, generic or _standard(name, kernel),
+                              elementwise_infer(kernel), grad=grad, elementwise=True,
+                              fresh=True, numpy=kernel, **traits)
 
     float_function = is_float_function(kernel, 1)
 
@@ -211,8 +224,9 @@ def _define_unary(name, kernel, grad=None, generic=None, **traits):
 
 def _define_binary(name, kernel, grad=None, generic=None, **traits):
     """An elementwise op of two tensors (see `_define_unary`)."""
-    opdef = registry.register(name, generic or _standard(name), elementwise_infer(kernel),
-                              grad=grad, elementwise=True, fresh=True, numpy=kernel, **traits)
+    opdef = registry.register(name, generic or _standard(name, kernel),
+                              elementwise_infer(kernel), grad=grad, elementwise=True,
+                              fresh=True, numpy=kernel, **traits)
 
     float_function = is_float_function(kernel, 2)
 
@@ -718,11 +732,18 @@ def _mean_kernel(xp, x, axis, keepdims):
 
 
 def _max_kernel(xp, x, axis, keepdims):
-    return xp.max(x, axis=axis, keepdims=keepdims)
+    return _of_bools(xp, xp.max, x, axis=axis, keepdims=keepdims)
 
 
 def _min_kernel(xp, x, axis, keepdims):
-    return xp.min(x, axis=axis, keepdims=keepdims)
+    return _of_bools(xp, xp.min, x, axis=axis, keepdims=keepdims)
+
+
+def _of_bools(xp, function, x, **kwargs):
+    """`function(x)`, of bools too (which the standard's max and min refuse) as of 0/1."""
+    if x.dtype != xp.bool:
+        return function(x, **kwargs)
+    return xp.astype(function(xp.astype(x, xp.int8), **kwargs), xp.bool)
 
 
 def _any_kernel(xp, x, axis, keepdims):
@@ -812,10 +833,12 @@ def _arg_infer(inputs, axis, output_type):
 
 
 def _argmax_kernel(xp, x, axis, output_type):
+    x = xp.astype(x, xp.int8) if x.dtype == xp.bool else x
     return xp.astype(xp.argmax(x, axis=axis), output_type.of(xp))
 
 
 def _argmin_kernel(xp, x, axis, output_type):
+    x = xp.astype(x, xp.int8) if x.dtype == xp.bool else x
     return xp.astype(xp.argmin(x, axis=axis), output_type.of(xp))
 
 

@@ -202,13 +202,18 @@ def dtype_weak_result(kind, dtype):
 
 
 def _apply_eager(opdef, inputs, attrs):
-    try:
-        if devices.placing:
-            kernel, arrays = devices.eager_placement(opdef, inputs, attrs)
-        else:
-            kernel, arrays = opdef.kernel, [t._value for t in inputs]
-    except AttributeError:
-        raise _leaked_symbolic_error(opdef, inputs) from None
+    if devices.placing:
+        kernel, put = devices.eager_placement(opdef, inputs, attrs)
+        try:
+            arrays = [put(t._value) for t in inputs]
+        except AttributeError:
+            raise _leaked_symbolic_error(opdef, inputs) from None
+    else:
+        kernel = opdef.kernel
+        try:
+            arrays = [t._value for t in inputs]
+        except AttributeError:
+            raise _leaked_symbolic_error(opdef, inputs) from None
     try:
         result = kernel(*arrays, **attrs)
     except OpError:
