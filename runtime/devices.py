@@ -195,8 +195,6 @@ def get(name):
             found = _devices.get(key)
             if found is None:
                 found = CPU
-                log(f"{key} is not available here ({list_devices()}): its ops run on "
-                    f"cpu:0")
             elif not found.is_host:
                 start_placing()
             _resolved[key] = found
@@ -227,6 +225,14 @@ def _probe(kind):
 
 
 _why_missing = {}
+
+
+def missing_reason(kind):
+    """Why this machine has no device of `kind` ("gpu", "strict"): the import or driver
+    error met when looking, or None."""
+    with _lock:
+        _probe(kind)
+    return _why_missing.get(kind)
 
 
 def _load_strict():
@@ -314,8 +320,9 @@ def device(name):
     in the graphs traced inside; None: the process default (`RT_DEVICE`, else cpu:0). A
     device this machine lacks runs its ops on cpu:0 (soft placement)."""
     key = None if name is None else canonical(name)
-    if key is not None:
-        get(key)                      # resolved now: the first use starts placement
+    if key is not None and get(key).name != key:      # (resolved now: placement starts)
+        log(f"{key} is not available here ({', '.join(list_devices())}): its ops run on "
+            f"cpu:0")
     with context.device_scope(key):
         yield
 
@@ -361,11 +368,13 @@ def log(message):
         print(f"device placement: {message}", file=sys.stderr)
 
 
-def choose(opdef, device, input_dtypes, attrs, output_dtypes=()):
+def choose(opdef, device, input_dtypes, attrs, output_dtypes=(), requested=None):
     """(device, kernel, None) of `opdef` on `device`, or (cpu:0, its kernel, why) when the
-    device has no kernel for it or lacks one of its dtypes (soft placement)."""
+    device has no kernel for it or lacks one of its dtypes, or when `device` stands for
+    the `requested` device name, which this machine lacks (soft placement)."""
     if device.is_host:
-        return device, opdef.kernel, None
+        missing = requested is not None and requested != device.name
+        return device, opdef.kernel, f"{requested} is not available here" if missing else None
     kernel = opdef.kernel_for(device)
     if kernel is None:
         return CPU, opdef.kernel, f"no kernel for {device.name}"
@@ -387,7 +396,8 @@ def eager_placement(opdef, inputs, attrs):
     if opdef.container:           # a call: its graph places what it is fed
         log(f"{opdef.name} on {want.name}")
         return opdef.kernel_for(want), _unmoved
-    device, kernel, why = choose(opdef, want, [t.dtype for t in inputs], attrs)
+    device, kernel, why = choose(opdef, want, [t.dtype for t in inputs], attrs,
+                                 requested=None if var is not None else context.device_name())
     log(f"{opdef.name} on {device.name}" + (f" ({why})" if why else ""))
     return kernel, device.put
 

@@ -95,7 +95,8 @@ class _Placer:
         var = op.attrs.get("var") if op.opdef.effect is not None else None
         want = var._device if var is not None else devices.resolve(op.device)
         device, _, why = devices.choose(op.opdef, want, [t.dtype for t in op.inputs], op.attrs,
-                                        [t.dtype for t in op.outputs])
+                                        [t.dtype for t in op.outputs],
+                                        None if var is not None else op.device)
         if why is not None:
             _log(self.graph, f"{op.name} ({op.type}) on {device.name} ({why})")
         op.inputs = [self.on(t, device) for t in op.inputs]
