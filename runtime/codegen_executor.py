@@ -435,11 +435,10 @@ class _Compiler:
             self.emit(indent, f"{future} = {submit}({kernel}, {', '.join(args)})", op)
             return
         expr = None
-        if self.placed and not devices.resolve(op.device).is_host:
-            pass                                # its device's kernel, called
-        elif op.opdef.elementwise and len(op.outputs) == 1:
+        numpy = not self.placed or devices.resolve(op.device).is_host  # else: call kernel
+        if numpy and op.opdef.elementwise and len(op.outputs) == 1:
             expr = self.elementwise(op, env)
-        elif op.opdef.emit is not None:
+        elif numpy and op.opdef.emit is not None:
             expr = op.opdef.emit(op, _Operands(self, env, op))
         if expr is None:
             expr = self.call(op, env)

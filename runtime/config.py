@@ -317,3 +317,10 @@ if os.environ.get("RT_COMPILE_POLICY"):
     set_compile_policy(os.environ["RT_COMPILE_POLICY"])
 if os.environ.get("RT_COMPILE_CACHE"):
     set_compile_cache_dir(os.environ["RT_COMPILE_CACHE"])
+# RT_DEVICE=strict:0 runs every op outside an rt.device scope on that device (CI's run of the
+# suites on the array_api_strict stand-in; RT_DEVICE=gpu:0 on a GPU machine).
+if os.environ.get("RT_DEVICE", "").strip():
+    try:
+        set_default_device(os.environ["RT_DEVICE"].strip())
+    except (TypeError, ValueError) as _e:
+        raise ValueError(f"RT_DEVICE={os.environ['RT_DEVICE']!r}: {_e}") from None

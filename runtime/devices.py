@@ -105,9 +105,6 @@ class _Strict(Device):
             value = to_host(value)           # from numpy, CuPy, numpy scalars
         return self.xp.asarray(value, copy=True)
 
-    def dtype_of(self, array):
-        return _backends["array_api_strict"].dtypes[array.dtype]
-
 
 class _Gpu(Device):
     __slots__ = ()
@@ -183,7 +180,7 @@ def canonical(name):
 
 def get(name):
     """The Device that runs ops placed on `name`: that device, or cpu:0 when this machine
-    lacks it (soft placement, logged)."""
+    lacks it (soft placement)."""
     found = _resolved.get(name)
     if found is not None:
         return found
@@ -320,11 +317,19 @@ def device(name):
     in the graphs traced inside; None: the process default (`RT_DEVICE`, else cpu:0). A
     device this machine lacks runs its ops on cpu:0 (soft placement)."""
     key = None if name is None else canonical(name)
-    if key is not None and get(key).name != key:      # (resolved now: placement starts)
-        log(f"{key} is not available here ({', '.join(list_devices())}): its ops run on "
-            f"cpu:0")
+    if key is not None:
+        _resolved_logged(key)         # resolved now: a device's first use starts placement
     with context.device_scope(key):
         yield
+
+
+def _resolved_logged(key):
+    """The Device for `key`, saying so (when placements are logged) if it is a stand-in."""
+    found = get(key)
+    if found.name != key:
+        log(f"{key} is not available here ({', '.join(list_devices())}): its ops run on "
+            f"{found.name}")
+    return found
 
 
 def current():
@@ -345,7 +350,7 @@ def resolve(name):
 
 def set_default(name):
     """Make `name` the default device (`rt.config.set_default_device` says what follows)."""
-    _default[0] = get(name)
+    _default[0] = _resolved_logged(canonical(name))
 
 
 # -- placement decisions -------------------------------------------------------------------------
@@ -411,15 +416,3 @@ def for_dtype(dtype, device=None):
     cpu:0 when that device cannot hold the dtype."""
     device = current() if device is None else device
     return device if device.supports(dtype) else CPU
-
-
-def _from_environment():
-    name = os.environ.get("RT_DEVICE", "").strip()
-    if name:
-        try:
-            set_default(name)
-        except ValueError as e:
-            raise ValueError(f"RT_DEVICE={name!r}: {e}") from None
-
-
-_from_environment()

@@ -76,7 +76,7 @@ class OpDef:
                  weak_result=None, operator=None, bool_operator=None, emit=None, lower=None,
                  simd=False, container=False, numpy=None, cupy=None, array_api_strict=None):
         self.name = name
-        kernel, numpy = _split_kernel(kernel, numpy)
+        kernel, numpy = _generic_and_numpy(name, kernel, numpy)
         self.generic = kernel
         self.overrides = {backend: k for backend, k in
                           zip(BACKENDS, (numpy, cupy, array_api_strict)) if k is not None}
@@ -121,16 +121,17 @@ class OpDef:
         return f"<OpDef {self.name}>"
 
 
-def _split_kernel(kernel, numpy):
-    """(generic kernel, numpy kernel) of a declaration: a kernel whose first parameter is
-    `xp` is generic; any other (numpy's ufuncs, kernels written before devices existed) is
-    numpy's alone, so the op runs on cpu:0 wherever it is placed."""
+def _generic_and_numpy(name, kernel, numpy):
+    """(generic kernel, numpy kernel) of op `name`'s declaration: a kernel whose first
+    parameter is `xp` is generic; any other (numpy's ufuncs, kernels written before devices
+    existed) is numpy's alone, so the op runs on cpu:0 wherever it is placed."""
     code = getattr(kernel, "__code__", None)
     if kernel is None or (code is not None and code.co_argcount + code.co_kwonlyargcount
                           and code.co_varnames[0] == "xp"):
         return kernel, numpy
     if numpy is not None:
-        raise TypeError(f"{kernel!r}: a generic kernel takes the array namespace `xp` first")
+        raise TypeError(f"op {name!r}: its generic kernel {kernel!r} must take the array "
+                        f"namespace `xp` first (numpy= is its numpy kernel)")
     return None, kernel
 
 

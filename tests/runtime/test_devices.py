@@ -271,6 +271,21 @@ def test_a_loop_gradient_keeps_its_iterations_values_on_the_loops_device():
     np.testing.assert_allclose(got.numpy(), numeric(x), rtol=2e-3)
 
 
+def test_a_tf1_session_places_its_graph_and_fetches_to_the_host():
+    g = rt.Graph()
+    with g.as_default():
+        p = rt.placeholder(rt.float32, [2])
+        with rt.device("strict:1"):
+            v = rt.Variable([1.0, 2.0])
+            y = p * v
+        z = rt.reduce_sum(y)
+        with rt.Session() as sess:
+            sess.run(rt.global_variables_initializer())
+            got_y, got_z = sess.run([y, z], feed_dict={p: [3.0, 4.0]})
+    assert isinstance(got_y, np.ndarray) and got_y.tolist() == [3.0, 8.0]
+    assert float(got_z) == 11.0 and v.device == "strict:1"
+
+
 # -- soft placement ------------------------------------------------------------------------------
 
 def test_a_host_op_runs_on_the_cpu_and_says_so_when_placements_are_logged(capsys):
