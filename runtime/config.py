@@ -296,7 +296,8 @@ def options(executor=None, optimizations=None, inter_op_threads=False,
         yield
     finally:
         _state.update(saved)
-        devices.set_default(saved_device)
+        if devices.default().name != saved_device:
+            devices.set_default(saved_device)
 
 
 _changed()

@@ -33,6 +33,7 @@ import types
 
 import numpy as np
 
+from . import config                  # (read when called: config imports this module)
 from . import context
 from . import dtypes
 
@@ -361,15 +362,18 @@ def start_placing():
     global placing
     if not placing:
         placing = True
-        from . import config
         changed = getattr(config, "_changed", None)     # (None while config imports us)
         if changed is not None:
             changed()             # graphs compiled so far did not place their feeds
 
 
+def logging():
+    """Are placements logged (`rt.config.set_log_device_placement`)?"""
+    return config._state["log_device_placement"]
+
+
 def log(message):
-    from . import config
-    if config.get_log_device_placement():
+    if logging():
         print(f"device placement: {message}", file=sys.stderr)
 
 
@@ -399,11 +403,13 @@ def eager_placement(opdef, inputs, attrs):
     var = attrs.get("var") if opdef.effect is not None else None
     want = var._device if var is not None else current()
     if opdef.container:           # a call: its graph places what it is fed
-        log(f"{opdef.name} on {want.name}")
+        if logging():
+            log(f"{opdef.name} on {want.name}")
         return opdef.kernel_for(want), _unmoved
     device, kernel, why = choose(opdef, want, [t.dtype for t in inputs], attrs,
                                  requested=None if var is not None else context.device_name())
-    log(f"{opdef.name} on {device.name}" + (f" ({why})" if why else ""))
+    if logging():
+        log(f"{opdef.name} on {device.name}" + (f" ({why})" if why else ""))
     return kernel, device.put
 
 

@@ -28,8 +28,10 @@ __all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error", "o
 _plan_lock = threading.Lock()
 
 
-class Step(collections.namedtuple("Step", "op kernel ins outs attrs multi frees")):
-    """One op of a plan: its input and output slots, and the slots freed after it runs."""
+class Step(collections.namedtuple("Step", "op kernel ins outs attrs multi frees host")):
+    """One op of a plan: its input and output slots, the slots freed after it runs, and
+    whether it runs on the host (its kernel is numpy's: rank-0 results may be numpy
+    scalars, made arrays; a device's results are its arrays)."""
 
     __slots__ = ()
 
@@ -60,8 +62,9 @@ class Plan:
                 last_use[s] = i
             # An output that is also fed keeps its fed value: the op's result is discarded.
             outs = [slot(t) if id(t) not in fed else _discard_slot(slots) for t in op.outputs]
-            kernel = op.opdef.kernel_for(devices.resolve(op.device))
-            steps.append(Step(op, kernel, ins, outs, op.attrs, op.opdef.multi, []))
+            device = devices.resolve(op.device)
+            steps.append(Step(op, op.opdef.kernel_for(device), ins, outs, op.attrs,
+                              op.opdef.multi, [], device.is_host))
         self.fetch_slots = [slot(t) for t in fetches]
         keep = set(self.fetch_slots)
         for s, i in last_use.items():
@@ -85,15 +88,16 @@ class Plan:
         context.push(None)
         try:
             for step in self.steps:
-                op, kernel, ins, outs, attrs, multi, frees = step
+                op, kernel, ins, outs, attrs, multi, frees, host = step
                 result = kernel(*[values[s] for s in ins], **attrs)
                 if outs:
                     if multi:
                         for s, r in zip(outs, result):
-                            values[s] = r if type(r) is np.ndarray else _array(r)
+                            values[s] = r if type(r) is np.ndarray or not host else \
+                                np.asarray(r)
                     else:
-                        values[outs[0]] = (result if type(result) is np.ndarray
-                                           else _array(result))
+                        values[outs[0]] = (result if type(result) is np.ndarray or not host
+                                           else np.asarray(result))
                 for s in frees:
                     values[s] = None
         except OpError as e:
@@ -105,11 +109,6 @@ class Plan:
         finally:
             context.pop()
         return [values[s] for s in self.fetch_slots]
-
-
-def _array(value):
-    """A kernel's result as an array: a device's as it is, anything else through numpy."""
-    return value if devices.is_device_array(value) else np.asarray(value)
 
 
 def _discard_slot(slots):

@@ -7,6 +7,7 @@ registry in either mode.
 import numpy as np
 
 from . import devices
+from . import dtypes
 from .shapes import TensorShape
 
 __all__ = ["Tensor", "EagerTensor", "SymbolicTensor", "is_tensor", "is_symbolic"]
@@ -45,7 +46,8 @@ class EagerTensor(Tensor):
     def __init__(self, value, dtype=None):
         # `value` must already be an array of a supported dtype.
         self._value = value
-        self._dtype = dtype if dtype is not None else devices.dtype_of(value)
+        self._dtype = dtype if dtype is not None else (
+            dtypes.as_dtype(value.dtype) if type(value) is np.ndarray else devices.dtype_of(value))
 
     def _host(self):
         """The value as a numpy array (a copy when it lives on another device)."""
@@ -109,13 +111,16 @@ class EagerTensor(Tensor):
         return view
 
     def __bool__(self):
-        return bool(self._host())
+        value = self._value
+        return bool(value if type(value) is np.ndarray else devices.to_host(value))
 
     def __int__(self):
-        return int(self._host())
+        value = self._value
+        return int(value if type(value) is np.ndarray else devices.to_host(value))
 
     def __float__(self):
-        return float(self._host())
+        value = self._value
+        return float(value if type(value) is np.ndarray else devices.to_host(value))
 
     def __complex__(self):
         return complex(self._host())

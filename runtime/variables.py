@@ -218,16 +218,16 @@ def _lift_initial_value(t, name):
     Possible when it does not depend on the traced function's inputs: a variable
     created while tracing is created once, eagerly.
     """
-    from .executor import Plan
-    plan = Plan(t.op.graph, [t], [])
-    for op in plan.ops:
+    from .executor import runner_for
+    graph = t.op.graph
+    for op in graph.needed_ops([t]):
         if op.type in ("placeholder", "capture"):
             raise ValueError(
                 f"The initial value of variable '{name}' ({t.name}) depends on the input "
                 f"{op.name} of the function being traced. A variable created while tracing "
                 f"is created once, eagerly: give it an initial value that does not depend on "
                 f"the function's inputs, or create it outside the function.")
-    return EagerTensor(plan.run([])[0])
+    return EagerTensor(runner_for(graph, [t], [], [])([])[0])      # (placed, if need be)
 
 
 class Variable:

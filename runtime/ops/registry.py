@@ -249,7 +249,7 @@ def _eager_tensor(value):
     """An EagerTensor of a kernel's result (an array of any device, or something numpy
     converts)."""
     if type(value) is not np.ndarray:
-        if devices.is_device_array(value):
+        if devices.placing and devices.is_device_array(value):
             return EagerTensor(value, devices.dtype_of(value))
         value = np.asarray(value)
     return EagerTensor(value, _DTYPE_OF.get(value.dtype) or dtypes.as_dtype(value.dtype))

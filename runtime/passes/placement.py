@@ -133,7 +133,8 @@ class _Placer:
                 name = f"{source.name}_to_{device.kind}{device.index}"
                 op = self.graph.make_op(COPY, [t], {"to": device.name}, [(t.shape, t.dtype)],
                                         name, source.origin, device=device.name)
-                _log(self.graph, f"copy {t.name} to {device.name}")
+                if devices.logging():
+                    _log(self.graph, f"copy {t.name} to {device.name}")
             self.ops.append(op)
             found = self.moved[(t, device)] = op.outputs[0]
         return found
