@@ -472,7 +472,9 @@ class _Compiler:
         return op.opdef.kernel_for(devices.resolve(op.device))
 
     def call(self, op, env):
-        args = [self.ref(env, t, op.opdef.elementwise) for t in op.inputs] + self.attrs(op)
+        operand = self.numpy_scalar if op.opdef.elementwise else (
+            lambda env, t: self.ref(env, t, False))
+        args = [operand(env, t) for t in op.inputs] + self.attrs(op)
         return f"{self.glob(self.kernel(op), 'k_' + op.type)}({', '.join(args)})"
 
     def elementwise(self, op, env):

@@ -20,7 +20,8 @@ The function's signature and output structure use the same form plus
 {"spec": {"shape": [...], "dtype": ...}} (a tensor argument), {"output": i}
 (the i-th graph output) and {"opaque": "repr"} (a Python argument fixed by the
 trace that is not plain data; a loaded function ignores values given for it).
-Anything else (a py_function's Python function, a file to print to) is a SaveError.
+Anything else (a py_function's Python function, a file to print to) is a SaveError, whose
+message is the object's `cannot_save` text when it has one.
 
 An operation's (and a function graph's) "device" is the `rt.device` scope it was traced
 in, a hint: loading never requires that device (without it, the op runs on cpu:0).
@@ -187,6 +188,9 @@ class Writer:
                 return {"output": v.index}
             if opaque:
                 return {"opaque": repr(v)[:200]}
+            reason = getattr(v, "cannot_save", None)       # the object says why
+            if isinstance(reason, str):
+                raise SaveError(f"Cannot save {where}: {reason}")
             raise SaveError(f"Cannot save {where}: it holds a Python object of type "
                             f"{type(v).__name__} ({repr(v)[:80]}); a saved graph holds only "
                             f"tensors, numbers, strings, tuples, lists and dicts")
