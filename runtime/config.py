@@ -8,6 +8,8 @@
     rt.config.set_trace_cache_size(32)     # traces kept per graph function (LRU)
     rt.config.set_traceback_filtering(False)    # tracebacks show the runtime's frames
     rt.config.set_memory_budget(2**30)     # graphs recompute values to plan within 1 GiB
+    rt.config.set_default_device("gpu:0")  # ops outside rt.device scopes run there
+    rt.config.set_log_device_placement(True)    # print where each op runs, and why
 
 "fast" (the default) compiles each graph once into straight-line Python source
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
@@ -270,6 +272,7 @@ def set_log_device_placement(enabled=True):
 
 
 def get_log_device_placement():
+    """Whether placements are printed (`set_log_device_placement`)."""
     return _state["log_device_placement"]
 
 
