@@ -78,6 +78,16 @@ class Device:
         return f"<rt.Device {self.name}>"
 
 
+class HostHandle(np.ndarray):
+    """A host array standing for state kept on the host (a data set run's key), which lives
+    as long as this very array (or a view of it) does: no device copies it (as TensorFlow
+    keeps resource handles in host memory); the ops reading it run on the host."""
+
+
+def _is_handle(value):
+    return isinstance(value, HostHandle) or isinstance(getattr(value, "base", None), HostHandle)
+
+
 class _Cpu(Device):
     __slots__ = ()
     is_host = True
@@ -98,8 +108,9 @@ class _Strict(Device):
             array.device == self.native
 
     def put(self, value):
-        """`value` on this device: a new array unless it is one of this device's."""
-        if self.holds(value):
+        """`value` on this device: a new array unless it is one of this device's (or a
+        HostHandle, which stays where it is)."""
+        if self.holds(value) or _is_handle(value):
             return value
         strict = _backends["array_api_strict"]
         if type(value) is not strict.array_type:
@@ -115,7 +126,7 @@ class _Gpu(Device):
 
     def put(self, value):
         cupy = _backends["cupy"].library
-        if self.holds(value):
+        if self.holds(value) or _is_handle(value):
             return value
         if type(value) is not _backends["cupy"].array_type:
             value = to_host(value)

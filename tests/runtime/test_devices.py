@@ -367,6 +367,32 @@ def test_the_compiled_tier_leaves_ops_on_other_devices_to_the_fast_executor():
     assert any("placed on strict:1 (the compiled tier is CPU-only)" in r for r in reasons)
 
 
+def test_a_handle_to_host_state_is_never_copied_and_a_shuffled_pass_keeps_its_state():
+    key = devices.HostHandle((1,), np.int64)
+    key[0] = 7
+    view = np.asarray(key)                          # (a view keeps the handle alive)
+    for name in ("strict:0", "strict:1"):
+        assert devices.get(name).put(key) is key and devices.get(name).put(view) is view
+
+    def make():
+        return rt.data.Dataset.range(3).interleave(
+            lambda n: rt.data.Dataset.range(3 * n, 3 * n + 3).shuffle(3, seed=1).repeat(2),
+            cycle_length=3)
+
+    def one_pass(data):
+        seen = rt.zeros([0], rt.int64)
+        for x in data:
+            ag.set_loop_options(shape_invariants=[(seen, [None])])
+            seen = rt.concat([seen, rt.reshape(x, [-1])], 0)
+        return seen
+
+    want = one_pass(make()).numpy().tolist()
+    with rt.device("strict:1"):
+        converted = ag.convert(one_pass)
+        data = make()
+        assert [converted(data).numpy().tolist() for _ in range(3)] == [want] * 3
+
+
 # -- kernels: generic, with per-backend overrides -------------------------------------------------
 
 def test_numpy_runs_its_ufuncs_and_other_devices_the_generic_kernel():
