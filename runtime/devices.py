@@ -25,7 +25,6 @@ and the runtime takes its numpy paths exactly as without devices.
 """
 import contextlib
 import functools
-import os
 import re
 import sys
 import threading
