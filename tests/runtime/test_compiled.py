@@ -26,8 +26,10 @@ pytest.importorskip("numba")
 @pytest.fixture(autouse=True)
 def compile_everything(tmp_path_factory):
     """Compile every region before its first run, into this session's cache directory
-    (RT_COMPILE_CACHE's when set, so CI shares one)."""
-    saved = dict(rt.config._state)
+    (RT_COMPILE_CACHE's when set, so CI shares one), on cpu:0 (the tier is CPU-only:
+    graphs on other devices do not lower; see test_devices.py)."""
+    saved, saved_device = dict(rt.config._state), rt.config.get_default_device()
+    rt.config.set_default_device("cpu:0")
     cache = os.environ.get("RT_COMPILE_CACHE") or str(tmp_path_factory.getbasetemp() / "jit")
     rt.config.set_compile_cache_dir(cache)
     rt.config.set_compile_policy("always")
@@ -37,6 +39,7 @@ def compile_everything(tmp_path_factory):
         yield
     finally:
         rt.config._state.update(saved)
+        rt.config.set_default_device(saved_device)
 
 
 def regions_of(name):
@@ -268,7 +271,7 @@ def test_a_second_process_loads_compiled_regions_from_the_disk_cache(tmp_path):
         print(sum(sum(r.fn.stats.cache_hits.values()) for r in regions),
               sum(sum(r.fn.stats.cache_misses.values()) for r in regions))
     """ % str(tmp_path))
-    env = {k: v for k, v in os.environ.items() if k != "RT_EXECUTOR"}
+    env = {k: v for k, v in os.environ.items() if k not in ("RT_EXECUTOR", "RT_DEVICE")}
     first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                            env=env)
     second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
