@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 
 import numpy as np
@@ -179,6 +180,25 @@ def test_a_loop_that_prints_is_not_compiled_and_the_report_says_why():
     assert int(result) == 5 and out.getvalue() == "step 0\nstep 1\nstep 2\n"
     reasons = [r["reason"] for r in regions_of("noisy") if r["state"] == "not lowered"]
     assert any("print" in reason for reason in reasons), reasons
+
+
+def test_the_report_keeps_the_latest_ops_left_out_when_it_is_full(monkeypatch):
+    monkeypatch.setattr(compiled, "_NOT_LOWERED_KEPT", 2)
+    monkeypatch.setattr(compiled, "_not_lowered", {})
+
+    @ag.convert(jit_compile=True)
+    def noisy_late(n):
+        for i in range(n):
+            print("step", i)
+        return n
+
+    for i in range(3):
+        op = types.SimpleNamespace(type="add", name=f"add_{i}", origin=None)
+        compiled.not_lowered("filler", op, "an earlier graph's op")
+    with contextlib.redirect_stdout(io.StringIO()):
+        noisy_late(rt.constant(1))
+    assert len(compiled._not_lowered) == 2
+    assert any("print" in (r["reason"] or "") for r in regions_of("noisy_late"))
 
 
 def test_a_failing_index_in_compiled_code_raises_the_ops_error_at_the_users_line():
