@@ -6,12 +6,19 @@
 At run time `converted_call` calls the runtime, numpy, builtins (after mapping
 print/len/range/... to their graph-aware versions) and the standard library as
 they are, and converts user functions, methods and lambdas (cached) first.
-Zero-argument `super()` gets its arguments spelled out, since the call moves
-into generated code that no longer sits in the class body.
+Zero-argument `super()` gets its arguments spelled out (`ag__.super_(__class__,
+lambda: self)`), since the call moves into generated code that no longer sits in the
+class body.
 """
+import builtins
+import types
+
 import gast
 
+from autograph.errors import ConversionError
+from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -20,36 +27,76 @@ def _is_generated_call(node):
     func = node.func
     while isinstance(func, gast.Attribute):
         func = func.value
-    return isinstance(func, gast.Name) and func.id == "ag__"
+    return isinstance(func, gast.Name) and func.id == naming.namespace()
 
 
-class _Function:
+# Builtins that read the caller's frame: called from converted_call they would read its.
+FRAME_BUILTINS = {name: getattr(builtins, name)
+                  for name in ("locals", "vars", "dir", "eval", "exec", "globals")}
+_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+
+
+class _Scope:
+    """The innermost scope of the user's code around a call: 'function' (a def or lambda
+    the user wrote), 'class' (a class body) or 'comprehension'."""
+
     def __init__(self):
+        self.kind = None
+        self.node = None
         self.first_param = None
 
 
 class CallTreeTransformer(transformer.Base):
 
-    def visit_FunctionDef(self, node):
-        with self.state[_Function] as fn:
+    def __init__(self, ctx, entity, bound):
+        super().__init__(ctx)
+        self.entity = entity        # the converted function's node
+        self.bound = bound          # names the function binds somewhere (may shadow builtins)
+
+    def _function_scope(self, node, visit_body):
+        if not anno.hasanno(node, anno.Basic.WRITTEN):      # a converter's lambda
+            visit_body()
+            return node
+        with self.state[_Scope] as scope:
+            scope.kind, scope.node = "function", node
             params = node.args.posonlyargs + node.args.args
-            fn.first_param = params[0].id if params else None
-            node.body = self.visit_block(node.body)
+            scope.first_param = params[0].id if params else None
+            visit_body()
         return node
+
+    def visit_FunctionDef(self, node):
+        def visit_body():
+            node.body = self.visit_block(node.body)
+        return self._function_scope(node, visit_body)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Lambda(self, node):
-        with self.state[_Function] as fn:
-            params = node.args.posonlyargs + node.args.args
-            fn.first_param = params[0].id if params else None
+        def visit_body():
             node.body = self.visit(node.body)
-        return node
+        return self._function_scope(node, visit_body)
+
+    def _other_scope(self, node, kind):
+        with self.state[_Scope] as scope:
+            scope.kind, scope.node = kind, node
+            return self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        return self._other_scope(node, "class")
+
+    def visit_ListComp(self, node):
+        return self._other_scope(node, "comprehension")
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
     def visit_Call(self, node):
         if (isinstance(node.func, gast.Name) and node.func.id == "super" and not node.args
                 and not node.keywords):
             return self._explicit_super(node)
+        if isinstance(node.func, gast.Name) and self._is_frame_builtin(node.func.id):
+            frame_call = self._frame_call(node)
+            if frame_call is not None:
+                return frame_call
         node = self.generic_visit(node)
         if _is_generated_call(node):
             return node
@@ -64,12 +111,99 @@ class CallTreeTransformer(transformer.Base):
         return ast_util.ag_call("converted_call", [node.func, args, kwargs])
 
     def _explicit_super(self, node):
-        fn = self.state[_Function]
-        if fn.level == 0 or fn.first_param is None:
+        fn = self.state[_Scope]
+        if fn.level == 0 or fn.kind != "function" or fn.first_param is None:
             return node
-        return templates.replace_as_expression("super(__class__, self_)",
+        # (the argument read when called: it may have been reassigned or deleted)
+        return templates.replace_as_expression("ag__.super_(__class__, lambda: self_)",
                                                self_=fn.first_param)
 
 
+    # -- builtins that read the caller's frame --------------------------------------------
+    def _is_frame_builtin(self, name):
+        builtin = FRAME_BUILTINS.get(name)
+        return (builtin is not None and name not in self.bound
+                and (self.ctx.info.namespace or {}).get(name, builtin) is builtin)
+
+    def _frame_call(self, node):
+        """The call of a frame builtin, called directly and given the user's frame's
+        variables where it would read them; None: a call through converted_call (one that
+        reads no frame: `vars(obj)`; or `eval(s)` with `globals` shadowed, refused there)."""
+        scope = self.state[_Scope]
+        name = node.func.id
+        plain = not node.keywords and not any(isinstance(a, gast.Starred) for a in node.args)
+        if scope.level and scope.kind == "comprehension" and name != "globals" and plain and \
+                not node.args:
+            # as written, but without the operators' namespace (a free variable there)
+            return templates.replace_as_expression(
+                "ag__.without_name(call(), name)", call=name,
+                name=gast.Constant(value=naming.namespace(), kind=None))
+        if scope.level == 0 or scope.kind != "function" or name == "globals":
+            return self.generic_visit(node)      # a class body, a comprehension: as written
+        if name in ("locals", "vars", "dir") and plain and not node.args:
+            operator = "ag__.user_dir(readers)" if name == "dir" else "ag__.user_locals(readers)"
+            return templates.replace_as_expression(operator, readers=self._readers(scope.node))
+        if name in ("eval", "exec") and plain and len(node.args) == 1:
+            if not self._is_frame_builtin("globals"):
+                return None
+            return templates.replace_as_expression(
+                "call(source, globals(), ag__.user_locals(readers))", call=name,
+                source=self.visit(node.args[0]), readers=self._readers(scope.node))
+        if name in ("eval", "exec"):
+            return self.generic_visit(node)      # given its namespaces: reads no frame
+        return None
+
+    def _readers(self, fn_node):
+        """`{'a': lambda: a, ...}` for the variables `locals()` shows in the user's function
+        `fn_node`, in Python's order (that of its code object)."""
+        code = self._code_of(fn_node)
+        names = code.co_varnames + tuple(n for n in code.co_cellvars
+                                         if n not in code.co_varnames) + code.co_freevars
+        return gast.Dict(keys=[gast.Constant(value=n, kind=None) for n in names],
+                         values=[gast.Lambda(args=ast_util.arguments(),
+                                             body=ast_util.name_node(n)) for n in names])
+
+    def _code_of(self, fn_node):
+        """The code object of the user's def or lambda `fn_node`: the converted function's
+        own, or one nested in its constants (by name and first line)."""
+        if fn_node is self.entity:
+            return self.ctx.info.code
+        name = getattr(fn_node, "name", "<lambda>")
+        lines = [anno.getanno(n, anno.Basic.ORIGIN).loc.lineno
+                 for n in [fn_node] + getattr(fn_node, "decorator_list", [])
+                 if anno.hasanno(n, anno.Basic.ORIGIN)]
+        stack = [self.ctx.info.code]
+        while stack:
+            code = stack.pop()
+            if code.co_name == name and lines and code.co_firstlineno == min(lines):
+                return code
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        raise ConversionError(f"cannot tell the variables of {name} for locals() "
+                              f"({self.ctx.info.source_file}:{min(lines, default='?')})")
+
+
+def _bound_names(node):
+    """Every name the code binds somewhere (assignments, parameters, defs, imports...)."""
+    names = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load):
+            names.add(n.id)
+        elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, gast.alias):
+            names.add((n.asname or n.name).partition(".")[0])
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            names.update(n.names)
+        elif isinstance(n, (gast.MatchAs, gast.MatchStar)) and n.name:
+            names.add(n.name)
+        elif isinstance(n, gast.MatchMapping) and n.rest:
+            names.add(n.rest)
+    return names
+
+
 def transform(node, ctx):
-    return CallTreeTransformer(ctx).visit(node)
+    source = ctx.info.source_code
+    bound = set()
+    if source is None or any(name in source for name in FRAME_BUILTINS):
+        bound = _bound_names(node)
+    return CallTreeTransformer(ctx, node, bound).visit(node)

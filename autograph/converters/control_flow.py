@@ -25,6 +25,7 @@ import gast
 from autograph.converters import directives
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
@@ -447,7 +448,7 @@ def _stored_symbols(target):
 
 
 def _is_generated_name(qn):
-    return str(qn.root) == "ag__"
+    return str(qn.root) == naming.namespace()
 
 
 class _CheckedLoads(gast.NodeTransformer):
@@ -476,7 +477,8 @@ class _CheckedLoads(gast.NodeTransformer):
         return super().visit(node)
 
     def visit_FunctionDef(self, node):
-        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING):     # get_state / set_state
+        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING) and not anno.hasanno(
+                node, anno.Basic.UNCONVERTED):                  # get_state / set_state
             return node
         return self.generic_visit(node)
 
@@ -489,7 +491,7 @@ class _CheckedLoads(gast.NodeTransformer):
     def visit_Call(self, node):
         func = node.func
         if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-                and func.value.id == "ag__" and func.attr in ("Undefined", "ldu")):
+                and func.value.id == naming.namespace() and func.attr in ("Undefined", "ldu")):
             return node
         return self.generic_visit(node)
 

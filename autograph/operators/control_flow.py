@@ -630,8 +630,6 @@ def _reachable_objects(functions):
             continue
         seen_functions.add(id(fn))
         for name, cell in zip(code.co_freevars, closure):
-            if name == "ag__":
-                continue
             try:
                 value = cell.cell_contents
             except ValueError:

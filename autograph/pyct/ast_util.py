@@ -2,6 +2,7 @@
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import naming
 from autograph.pyct import parser
 from autograph.pyct import qual_names
 from autograph.pyct import visitor
@@ -35,8 +36,8 @@ def arguments(*names):
 
 
 def ag_call(function, args):
-    """`ag__.function(*args)` as an expression."""
-    return gast.Call(func=gast.Attribute(value=name_node("ag__"), attr=function,
+    """`ag__.function(*args)` as an expression (`ag__`: naming.namespace())."""
+    return gast.Call(func=gast.Attribute(value=name_node(naming.namespace()), attr=function,
                                          ctx=gast.Load()), args=list(args), keywords=[])
 
 

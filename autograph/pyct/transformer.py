@@ -21,12 +21,13 @@ from autograph.pyct import visitor
 
 class EntityInfo(collections.namedtuple(
         "EntityInfo", ("name", "source_code", "source_file", "future_features",
-                       "namespace"))):
+                       "namespace", "code"), defaults=(None,))):
     """What a conversion knows about the function being converted.
 
     name: its name; source_code: the parsed (dedented) source; source_file: the
     file it came from; future_features: `from __future__` names in effect;
-    namespace: the dict of names visible to it (globals and closure).
+    namespace: the dict of names visible to it (globals and closure); code: its
+    code object (the functions nested in it are among its constants), or None.
     """
 
 

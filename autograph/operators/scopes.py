@@ -1,0 +1,46 @@
+"""What generated code calls for the user's function's own frame: `super()`, `locals()`.
+
+Control flow moves statements into generated functions (and conditional expressions
+into lambdas), whose frames are not the user's function's: a zero-argument `super()`
+or a `locals()` there would see the generated frame. The converter passes what they
+need explicitly instead (see converters/call_trees.py).
+"""
+from .variables import Undefined
+
+
+def super_(cls, first_argument):
+    """Zero-argument `super()`: `super(cls, <the method's first argument>)`, the argument
+    read when called (`first_argument` is a lambda reading it), as Python reads it."""
+    try:
+        instance = first_argument()
+    except NameError:
+        raise RuntimeError("super(): arg[0] deleted") from None
+    return super(cls, instance)
+
+
+def user_locals(readers):
+    """`locals()` of the user's function: {name: value} of its variables that have a
+    value now, in Python's order. `readers`: {name: lambda reading it} for each of the
+    function's local, cell and free variables, read where the call stands."""
+    values = {}
+    for name, read in readers.items():
+        try:
+            value = read()
+        except NameError:
+            continue
+        if type(value) is not Undefined:
+            values[name] = value
+    return values
+
+
+def user_dir(readers):
+    """`dir()` of the user's function: the sorted names of `user_locals(readers)`."""
+    return sorted(user_locals(readers))
+
+
+def without_name(names, name):
+    """`locals()`, `vars()` or `dir()` of a comprehension in converted code, without
+    `name`: the operators' namespace, a free variable there."""
+    if isinstance(names, dict):
+        return {key: value for key, value in names.items() if key != name}
+    return [key for key in names if key != name]
