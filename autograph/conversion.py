@@ -448,7 +448,7 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
         override, frame_arguments = None, 0
     if override is not None:
         return override(*args, **kwargs)
-    if frame_arguments is None or len(args) < frame_arguments:
+    if frame_arguments is None or len(args) + len(kwargs) < frame_arguments:
         raise ConversionError(
             f"{f.__name__}() called in converted code other than by its name would read "
             f"autograph's frame, not your function's: call it as `{f.__name__}(...)` or "

@@ -7,10 +7,11 @@ At run time `converted_call` calls the runtime, numpy, builtins (after mapping
 print/len/range/... to their graph-aware versions) and the standard library as
 they are, and converts user functions, methods and lambdas (cached) first.
 Zero-argument `super()` gets its arguments spelled out (`ag__.super_(__class__,
-lambda: self)`), since the call moves into generated code that no longer sits in the
+lambda: self, 'self')`), since the call moves into generated code that no longer sits in the
 class body.
 """
 import builtins
+import re
 import types
 
 import gast
@@ -33,7 +34,7 @@ def _is_generated_call(node):
 # Builtins that read the caller's frame: called from converted_call they would read its.
 FRAME_BUILTINS = {name: getattr(builtins, name)
                   for name in ("locals", "vars", "dir", "eval", "exec", "globals")}
-_COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
+_FRAME_CALL = re.compile(r"\b(?:%s)\b" % "|".join(FRAME_BUILTINS))
 
 
 class _Scope:
@@ -115,8 +116,9 @@ class CallTreeTransformer(transformer.Base):
         if fn.level == 0 or fn.kind != "function" or fn.first_param is None:
             return node
         # (the argument read when called: it may have been reassigned or deleted)
-        return templates.replace_as_expression("ag__.super_(__class__, lambda: self_)",
-                                               self_=fn.first_param)
+        return templates.replace_as_expression(
+            "ag__.super_(__class__, lambda: self_, name)", self_=fn.first_param,
+            name=gast.Constant(value=fn.first_param, kind=None))
 
 
     # -- builtins that read the caller's frame --------------------------------------------
@@ -159,6 +161,7 @@ class CallTreeTransformer(transformer.Base):
         code = self._code_of(fn_node)
         names = code.co_varnames + tuple(n for n in code.co_cellvars
                                          if n not in code.co_varnames) + code.co_freevars
+        names = [n for n in names if n.isidentifier()]  # (not a tool's rewrite's `@py_1`)
         return gast.Dict(keys=[gast.Constant(value=n, kind=None) for n in names],
                          values=[gast.Lambda(args=ast_util.arguments(),
                                              body=ast_util.name_node(n)) for n in names])
@@ -204,6 +207,6 @@ def _bound_names(node):
 def transform(node, ctx):
     source = ctx.info.source_code
     bound = set()
-    if source is None or any(name in source for name in FRAME_BUILTINS):
+    if source is None or _FRAME_CALL.search(source):
         bound = _bound_names(node)
     return CallTreeTransformer(ctx, node, bound).visit(node)

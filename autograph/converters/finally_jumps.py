@@ -13,10 +13,16 @@
 The jump converters that run next turn jumps into flags and skip what follows a jump
 instead of jumping, so Python would re-raise the exception after the `finally` block;
 caught and re-raised only when the block ends normally, it is discarded when the block
-jumps, as in Python. A jump in `finally` also discards a jump of its `try`: a `return`
-there overrides (the last return value is the one returned) and a `break` ends the loop
-either way, but a `break` or `continue` cancelling a `return`, or a `continue` cancelling
-a `break`, is a ConversionError naming it.
+jumps, as in Python.
+
+When the `try` jumps too (a `return` in its body, say), its flag is set while `finally`
+runs, and the converters would skip what follows a statement of `finally` that may jump,
+and the loops in it that may return. So then the `finally` block must jump at its top
+level (`return 2`, or `break`, with what comes before it jumping nowhere), which discards
+the `try`'s jump: a `return` overrides its return value, a `break` ends the loop either
+way. A `break` or `continue` there cancelling a `return`, a `continue` cancelling a
+`break`, and a jump inside a statement of the `finally` block (an `if`, a loop) after a
+`try` that jumps are ConversionErrors naming both lines.
 """
 import gast
 
@@ -60,22 +66,36 @@ def _where(node):
 _CANCELS = (("break", "return"), ("continue", "return"), ("continue", "break"))
 
 
+def _check_both_jump(final, try_jumps):
+    """Refuses a `finally` block that jumps after a `try` that jumps, but for the case the
+    jump converters keep exact (see the module docstring)."""
+    try_kind, try_jump = next(iter(try_jumps.items()))
+    first = next(s for s in final if _jumps_out_of([s]))
+    if not isinstance(first, (gast.Return, gast.Break, gast.Continue)):
+        kind, jump = next(iter(_jumps_out_of([first]).items()))
+        raise ConversionError(
+            f"a `{kind}` inside a statement of `finally` ({_where(jump)}) after a `try` "
+            f"that jumps (`{try_kind}` at {_where(try_jump)}) is not supported; end the "
+            f"`finally` block with the `{kind}`, or move it after the try statement")
+    kind = type(first).__name__.lower()
+    for final_kind, cancelled in _CANCELS:
+        if kind == final_kind and cancelled in try_jumps:
+            raise ConversionError(
+                f"a `{kind}` in `finally` ({_where(first)}) cancelling the `{cancelled}` "
+                f"of its `try` ({_where(try_jumps[cancelled])}) is not supported; move "
+                f"the `{kind}` after the try statement")
+
+
 class FinallyJumpTransformer(transformer.Base):
     statements_only = True
 
     def _visit_try(self, node):
         node = self.generic_visit(node)
-        final_jumps = _jumps_out_of(node.finalbody)
-        if not final_jumps:
+        if not _jumps_out_of(node.finalbody):
             return node
         try_jumps = _jumps_out_of(node.body + node.handlers + node.orelse)
-        for final_kind, try_kind in _CANCELS:
-            if final_kind in final_jumps and try_kind in try_jumps:
-                raise ConversionError(
-                    f"a `{final_kind}` in `finally` ({_where(final_jumps[final_kind])}) "
-                    f"cancelling the `{try_kind}` of its `try` "
-                    f"({_where(try_jumps[try_kind])}) is not supported; move the "
-                    f"`{final_kind}` after the try statement")
+        if try_jumps:
+            _check_both_jump(node.finalbody, try_jumps)
         guarded = node.body
         if node.handlers or node.orelse:
             guarded = [type(node)(body=node.body, handlers=node.handlers,

@@ -5,15 +5,22 @@ into lambdas), whose frames are not the user's function's: a zero-argument `supe
 or a `locals()` there would see the generated frame. The converter passes what they
 need explicitly instead (see converters/call_trees.py).
 """
+import sys
+
+from . import variables
 from .variables import Undefined
 
 
-def super_(cls, first_argument):
+def super_(cls, first_argument, name):
     """Zero-argument `super()`: `super(cls, <the method's first argument>)`, the argument
-    read when called (`first_argument` is a lambda reading it), as Python reads it."""
+    (`name`) read when called (`first_argument` is a lambda reading it), as Python reads
+    it; deleted, it is Python's error for that (3.11: RuntimeError; 3.12+ reads it as a
+    local variable)."""
     try:
         instance = first_argument()
     except NameError:
+        if sys.version_info >= (3, 12):
+            raise variables.unbound(name) from None
         raise RuntimeError("super(): arg[0] deleted") from None
     return super(cls, instance)
 

@@ -28,6 +28,14 @@ def function_def(name, params, body, nonlocals=(), globals_=()):
                             type_params=[])
 
 
+def after_docstring(body, statements):
+    """`statements` put first in the statement list `body`, after its docstring if any."""
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[:1] + statements + body[1:]
+    return statements + body
+
+
 def arguments(*names):
     """A parameter list of plain positional `names`."""
     return gast.arguments(args=[name_node(n, gast.Param()) for n in names], posonlyargs=[],

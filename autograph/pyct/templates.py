@@ -20,7 +20,8 @@ A placeholder is a name in the template. It can be replaced by:
   gast keyword (or list of them) where the placeholder is `placeholder=...`
   gast.arguments  for a whole parameter list: `def f(args)`
 Templates call operators as `ag__.name(...)`; the replacer writes the conversion's
-namespace name (naming.namespace()) for that `ag__`, in the text and in str replacements.
+namespace name (naming.namespace()) for the `ag__` of the template's text (never for a
+replacement: a user's variable may be called `ag__`).
 A replacement node is moved into the first place it fills and copied (keeping the
 annotations in PRESERVED_ANNOS, ORIGIN among them) into any further ones, so
 callers pass nodes they give up, and no node ends up in two places; expression contexts
@@ -222,7 +223,7 @@ def _dotted(name):
         return gast.Constant(value={"None": None, "True": True, "False": False}[name],
                              kind=None)
     parts = name.split(".")
-    node = ast_util.name_node(naming.namespace() if parts[0] == naming.NAMESPACE else parts[0])
+    node = ast_util.name_node(parts[0])
     for attr in parts[1:]:
         node = gast.Attribute(value=node, attr=attr, ctx=gast.Load())
     return node

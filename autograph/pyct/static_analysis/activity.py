@@ -280,6 +280,8 @@ class _Analyzer(ast_util.NodeVisitor):
         if node.value is not None:
             self.visit(node.value)
             self.visit(node.target)
+        elif isinstance(node.target, gast.Name):    # `x: int` makes x local, unassigned
+            self.scope.bound.add(qual_names.QN(node.target.id))
 
     def visit_Global(self, node):
         self.scope.globals.update(qual_names.QN(n) for n in node.names)
