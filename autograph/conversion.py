@@ -58,8 +58,8 @@ def _expressions(node, ctx):
 
 PIPELINE = tuple(m.transform for m in (
     directives, declarations, unsupported, match_statements, finally_jumps, break_statements,
-    continue_statements, return_statements, asserts, lists, call_trees, control_flow)) + (
-    _expressions,)
+    continue_statements, return_statements)) + (finally_jumps.check_lowered,) + tuple(
+    m.transform for m in (asserts, lists, call_trees, control_flow)) + (_expressions,)
 
 
 class ConversionOptions:

@@ -15,14 +15,12 @@ instead of jumping, so Python would re-raise the exception after the `finally` b
 caught and re-raised only when the block ends normally, it is discarded when the block
 jumps, as in Python.
 
-When the `try` jumps too (a `return` in its body, say), its flag is set while `finally`
-runs, and the converters would skip what follows a statement of `finally` that may jump,
-and the loops in it that may return. So then the `finally` block must jump at its top
-level (`return 2`, or `break`, with what comes before it jumping nowhere), which discards
-the `try`'s jump: a `return` overrides its return value, a `break` ends the loop either
-way. A `break` or `continue` there cancelling a `return`, a `continue` cancelling a
-`break`, and a jump inside a statement of the `finally` block (an `if`, a loop) after a
-`try` that jumps are ConversionErrors naming both lines.
+When the `try` jumps too (a `return` in its body, say), a jump in `finally` discards its
+jump: a `return` overrides its return value, a `break` ends the loop either way. A
+`break` or `continue` there cancelling a `return`, or a `continue` cancelling a `break`,
+is a ConversionError naming both lines; and so is a `finally` block whose statements
+after a jump (or loops that may return) the converters guard with a flag the `try`'s
+jump may have set (`check_lowered`, after the jump converters): they would be skipped.
 """
 import gast
 
@@ -30,6 +28,7 @@ from autograph.errors import ConversionError
 from autograph.pyct import anno
 from autograph.pyct import templates
 from autograph.pyct import transformer
+from autograph.pyct import visitor
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 _LOOPS = (gast.For, gast.While, gast.AsyncFor)
@@ -66,24 +65,14 @@ def _where(node):
 _CANCELS = (("break", "return"), ("continue", "return"), ("continue", "break"))
 
 
-def _check_both_jump(final, try_jumps):
-    """Refuses a `finally` block that jumps after a `try` that jumps, but for the case the
-    jump converters keep exact (see the module docstring)."""
-    try_kind, try_jump = next(iter(try_jumps.items()))
-    first = next(s for s in final if _jumps_out_of([s]))
-    if not isinstance(first, (gast.Return, gast.Break, gast.Continue)):
-        kind, jump = next(iter(_jumps_out_of([first]).items()))
-        raise ConversionError(
-            f"a `{kind}` inside a statement of `finally` ({_where(jump)}) after a `try` "
-            f"that jumps (`{try_kind}` at {_where(try_jump)}) is not supported; end the "
-            f"`finally` block with the `{kind}`, or move it after the try statement")
-    kind = type(first).__name__.lower()
+def _check_cancels(final_jumps, try_jumps):
     for final_kind, cancelled in _CANCELS:
-        if kind == final_kind and cancelled in try_jumps:
+        if final_kind in final_jumps and cancelled in try_jumps:
             raise ConversionError(
-                f"a `{kind}` in `finally` ({_where(first)}) cancelling the `{cancelled}` "
-                f"of its `try` ({_where(try_jumps[cancelled])}) is not supported; move "
-                f"the `{kind}` after the try statement")
+                f"a `{final_kind}` in `finally` ({_where(final_jumps[final_kind])}) "
+                f"cancelling the `{cancelled}` of its `try` "
+                f"({_where(try_jumps[cancelled])}) is not supported; move the "
+                f"`{final_kind}` after the try statement")
 
 
 class FinallyJumpTransformer(transformer.Base):
@@ -91,17 +80,17 @@ class FinallyJumpTransformer(transformer.Base):
 
     def _visit_try(self, node):
         node = self.generic_visit(node)
-        if not _jumps_out_of(node.finalbody):
+        final_jumps = _jumps_out_of(node.finalbody)
+        if not final_jumps:
             return node
         try_jumps = _jumps_out_of(node.body + node.handlers + node.orelse)
-        if try_jumps:
-            _check_both_jump(node.finalbody, try_jumps)
+        _check_cancels(final_jumps, try_jumps)
         guarded = node.body
         if node.handlers or node.orelse:
             guarded = [type(node)(body=node.body, handlers=node.handlers,
                                   orelse=node.orelse, finalbody=[])]
         namer = self.ctx.namer
-        return templates.replace(
+        result = templates.replace(
             """
             pending = None
             try:
@@ -114,6 +103,10 @@ class FinallyJumpTransformer(transformer.Base):
                     raise pending
             """, pending=namer.new_symbol("pending_", ()),
             caught=namer.new_symbol("caught_", ()), guarded=guarded, final=node.finalbody)
+        result[1].finalbody[-1]._ag_pending_check = True
+        if try_jumps:
+            result[1]._ag_jumps = (final_jumps, try_jumps)       # for check_lowered
+        return result
 
     visit_Try = _visit_try
     if hasattr(gast, "TryStar"):
@@ -122,3 +115,66 @@ class FinallyJumpTransformer(transformer.Base):
 
 def transform(node, ctx):
     return FinallyJumpTransformer(ctx).visit(node)
+
+
+def check_lowered(node, ctx):
+    """After the jump converters: refuses a `finally` block that tests a flag its `try`
+    may have set (a statement after a jump of its own, or a loop that may return, which
+    the `try`'s jump would skip), naming both jumps."""
+    if not isinstance(node, gast.FunctionDef):
+        return node                                     # a lambda: no statements
+    generated = ctx.namer.generated_names
+    for stmt in visitor.statements([node], into_scopes=True):
+        jumps = getattr(stmt, "_ag_jumps", None)
+        if jumps is None:
+            continue
+        set_in_try = {t.id for s in visitor.statements(stmt.body)
+                      if type(s) is gast.Assign and _is_true(s.value)
+                      for t in s.targets if type(t) is gast.Name and t.id in generated}
+        if set_in_try & _names_read(stmt.finalbody):
+            (final_kind, final_jump), = list(jumps[0].items())[:1]
+            (try_kind, try_jump), = list(jumps[1].items())[:1]
+            raise ConversionError(
+                f"the `finally` block with a `{final_kind}` at {_where(final_jump)} has "
+                f"statements or loops after it that would be skipped once its `try` "
+                f"jumped (`{try_kind}` at {_where(try_jump)}); not supported: end the "
+                f"`finally` block with the jump, or move it after the try statement")
+    return node
+
+
+def _is_true(node):
+    return type(node) is gast.Constant and node.value is True
+
+
+def _names_read(statements):
+    """Names the statements read (loop tests the jump converters keep aside included),
+    but for the re-raise of the pending exception: skipped after a jump, as it should."""
+    names = set()
+    for stmt in statements:
+        if _only_pending_check(stmt):
+            continue
+        expressions = [anno.getanno(stmt, anno.Basic.EXTRA_LOOP_TEST, None)]
+        for field, value in gast.iter_fields(stmt):
+            if field not in _BLOCKS:
+                expressions += value if isinstance(value, list) else [value]
+        for expression in expressions:
+            if isinstance(expression, gast.AST):
+                names.update(n.id for n in visitor.walk(expression)
+                             if type(n) is gast.Name and type(n.ctx) is gast.Load)
+        if not isinstance(stmt, _SCOPES):
+            for field in _BLOCKS:
+                for child in getattr(stmt, field, None) or ():
+                    names |= _names_read(child.body if isinstance(
+                        child, (gast.ExceptHandler, gast.match_case)) else [child])
+    return names
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _only_pending_check(stmt):
+    """The re-raise statement, or a guard holding only it."""
+    if getattr(stmt, "_ag_pending_check", False):
+        return True
+    return (type(stmt) is gast.If and not stmt.orelse and bool(stmt.body)
+            and all(_only_pending_check(s) for s in stmt.body))

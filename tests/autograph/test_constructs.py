@@ -118,3 +118,22 @@ def test_a_jump_in_finally_cancelling_another_jump_is_refused_by_name(f, jump, c
                        match=f"`{jump}` in `finally` .*test_constructs.py:{jump_line}.*"
                              f"`{cancelled}` of its `try`"):
         ag.to_graph(f)
+
+
+def statements_after_a_jump_in_finally(n):
+    try:
+        return 1
+    finally:
+        for i in range(n):              # stopped by the try's return flag: refused
+            if i > 0:
+                return 2
+        print("after")
+
+
+def test_a_finally_block_guarded_by_its_trys_jump_is_refused_by_name():
+    lines, first = inspect.getsourcelines(statements_after_a_jump_in_finally)
+    return_line = first + next(k for k, line in enumerate(lines) if "return 2" in line)
+    with pytest.raises(ag.ConversionError,
+                       match=f"`finally` block with a `return` at .*:{return_line} has "
+                             f"statements or loops after it"):
+        ag.to_graph(statements_after_a_jump_in_finally)

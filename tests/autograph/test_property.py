@@ -631,7 +631,7 @@ class _Odd:
         n = next(self.counter)
         test = f"k{n} < {self.draw(st.integers(0, 3))}"
         if self.chance():
-            test += f" and {self.condition()}"
+            test += f" and ({self.condition()})"
         return ([f"k{n} = 0", f"while {test}:", f"    k{n} += 1"]
                 + _indent(self._loop_body(depth)) + self._loop_else(depth))
 
