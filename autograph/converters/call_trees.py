@@ -16,7 +16,6 @@ import types
 
 import gast
 
-from autograph.errors import ConversionError
 from autograph.pyct import anno
 from autograph.pyct import ast_util
 from autograph.pyct import naming
@@ -158,31 +157,42 @@ class CallTreeTransformer(transformer.Base):
     def _readers(self, fn_node):
         """`{'a': lambda: a, ...}` for the variables `locals()` shows in the user's function
         `fn_node`, in Python's order (that of its code object)."""
-        code = self._code_of(fn_node)
-        names = code.co_varnames + tuple(n for n in code.co_cellvars
-                                         if n not in code.co_varnames) + code.co_freevars
-        names = [n for n in names if n.isidentifier()]  # (not a tool's rewrite's `@py_1`)
+        names = [n for n in self._frame_names(fn_node)
+                 if n.isidentifier()]            # (not a tool's rewrite's `@py_assert1`)
         return gast.Dict(keys=[gast.Constant(value=n, kind=None) for n in names],
                          values=[gast.Lambda(args=ast_util.arguments(),
                                              body=ast_util.name_node(n)) for n in names])
 
-    def _code_of(self, fn_node):
-        """The code object of the user's def or lambda `fn_node`: the converted function's
-        own, or one nested in its constants (by name and first line)."""
+    def _frame_names(self, fn_node):
+        """The local, cell and free variables of the user's def or lambda `fn_node`, from
+        its code object: the converted function's own, or one nested in its constants (by
+        name and first line). A def in code that cannot run has none (the compiler drops
+        it): its parameters and the names it binds, never read."""
         if fn_node is self.entity:
-            return self.ctx.info.code
+            code = self.ctx.info.code
+        else:
+            code = self._nested_code(fn_node)
+        if code is None:
+            args = fn_node.args
+            params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+                      + [args.vararg, args.kwarg] if a is not None]
+            own = ast_util.own_body_symbols(fn_node)[0] if hasattr(fn_node, "name") else ()
+            return params + sorted(set(own) - set(params))
+        return code.co_varnames + tuple(n for n in code.co_cellvars
+                                        if n not in code.co_varnames) + code.co_freevars
+
+    def _nested_code(self, fn_node):
         name = getattr(fn_node, "name", "<lambda>")
         lines = [anno.getanno(n, anno.Basic.ORIGIN).loc.lineno
                  for n in [fn_node] + getattr(fn_node, "decorator_list", [])
                  if anno.hasanno(n, anno.Basic.ORIGIN)]
         stack = [self.ctx.info.code]
-        while stack:
+        while stack and lines:
             code = stack.pop()
-            if code.co_name == name and lines and code.co_firstlineno == min(lines):
+            if code.co_name == name and code.co_firstlineno == min(lines):
                 return code
             stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-        raise ConversionError(f"cannot tell the variables of {name} for locals() "
-                              f"({self.ctx.info.source_file}:{min(lines, default='?')})")
+        return None
 
 
 def _bound_names(node):
