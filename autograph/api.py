@@ -50,7 +50,8 @@ def to_graph(func, recursive=True):
 
 
 def to_code(func, recursive=False):
-    """The Python source generated for `func`, as a string."""
+    """The Python source generated for `func`, as a string (`func` alone: the functions it
+    calls appear as `ag__.converted_call(...)`; the CLI's `--dump --recursive` shows them)."""
     func = _function_of(func)
     # obj.method of a graph-function method: the method's code, not the binding's
     func = getattr(func, "unbound_function", func)
@@ -74,9 +75,21 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
             reduce_retracing=False):
     """Decorator: convert `func`'s control flow, trace it per input signature, run graphs.
 
-    The result is an `rt.Function` (`.python_function`, `.get_concrete_function`);
-    `jit_compile=True` runs its graphs in the compiled tier (numba: the `jit` extra);
-    `reduce_retracing` as for `rt.function`.
+        @ag.convert
+        def collatz(n):
+            steps = 0
+            while n != 1:                 # a tensor n: a graph while loop
+                n = n // 2 if n % 2 == 0 else 3 * n + 1
+                steps += 1
+            return steps
+
+        collatz(rt.constant(27))
+
+    The result is an `rt.Function` (`.python_function`: `func` unconverted,
+    `.get_concrete_function(*args)`: the trace for those arguments). `recursive=True`
+    converts the user functions `func` calls too. `input_signature` and
+    `reduce_retracing` as for `rt.function`; `jit_compile=True` runs its graphs in the
+    compiled tier (numba: the `jit` extra).
     """
     if func is None:
         return functools.partial(convert, recursive=recursive, input_signature=input_signature,
@@ -128,12 +141,28 @@ def do_not_convert(func=None):
 
 
 def set_loop_options(maximum_iterations=None, shape_invariants=None):
-    """Loop directive: put it first in a loop body. `shape_invariants=[(var, shape)]`.
+    """Loop directive: put it first in a loop body.
 
+    `maximum_iterations`: the graph loop stops after that many iterations.
+    `shape_invariants=[(var, shape)]`: the shapes (None dims for those that change) of
+    loop variables whose shape changes across iterations.
     The compiler reads it (and removes it) when it converts the loop; a call that runs is
-    one the compiler did not see there, and warns that it has no effect."""
+    one the compiler did not see there, and warns that it has no effect.
+    """
     del maximum_iterations, shape_invariants
     warnings.warn("ag.set_loop_options ran as a function call and has no effect: it is a "
                   "directive for the compiler, read only as the first statement of a loop "
                   "body in a converted function (ag.convert / ag.to_graph)",
                   stacklevel=2)
+
+
+def _dataset_function(func):
+    """How `rt.data` calls a `map` or `filter` function: converted, as converted code calls
+    a user function (library functions as they are)."""
+    @functools.wraps(func)
+    def call(*args):
+        return conversion.converted_call(func, args, None)
+    return call
+
+
+rt.data.set_function_converter(_dataset_function)
