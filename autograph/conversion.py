@@ -157,8 +157,8 @@ def generate(fn, options):
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
     except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
-    identifiers = _scan(node, fn, origin_info.annotated_parsed_nodes(node, source, filename,
-                                                                     lineno))
+    identifiers, constructs = _scan(node, fn, origin_info.annotated_parsed_nodes(
+        node, source, filename, lineno))
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
@@ -168,6 +168,7 @@ def generate(fn, options):
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
                                   future_features=(), namespace=namespace, code=fn.__code__)
     ctx = transformer.Context(info, namer, options)
+    ctx.constructs = constructs
     signature = ast_util.copy_clean(node.args, preserve_annos=templates.PRESERVED_ANNOS)
     _detach_signature(node)
     if isinstance(node, gast.FunctionDef):
@@ -203,8 +204,8 @@ def _scan(fn_node, fn, nodes):
     generators and async functions nested in it to run as written and the defs and
     lambdas as the user's (WRITTEN: converters add their own), records the text of
     conditional expressions as written, and returns every name the code uses (generated
-    names must differ from all)."""
-    names = set()
+    names must differ from all) and the constructs Context.holds answers for."""
+    names, constructs = set(), set()
     for n, function in nodes:
         n_type = type(n)
         if n_type is gast.Name:
@@ -221,13 +222,17 @@ def _scan(fn_node, fn, nodes):
             names.update(n.names)
         elif n_type is gast.IfExp:
             conditional_expressions.record_source_text(n)
+        elif n_type in _TRY_TYPES and n.finalbody:
+            constructs.add(gast.Try)
+        elif n_type is gast.AnnAssign and n.value is None:
+            constructs.add(gast.AnnAssign)
         elif n_type is gast.Yield or n_type is gast.YieldFrom:
             if function is None or function is fn_node:
                 raise ConversionError(
                     f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators "
                     f"cannot be converted to graph code. Return a list or a tensor instead.")
             _leave_unconverted(function)
-    return names
+    return names, constructs
 
 
 def _leave_unconverted(fn_node):
@@ -238,6 +243,7 @@ def _leave_unconverted(fn_node):
 
 
 _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+_TRY_TYPES = tuple(getattr(gast, n) for n in ("Try", "TryStar") if hasattr(gast, n))
 
 
 def _where(node):

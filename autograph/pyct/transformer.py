@@ -42,6 +42,14 @@ class Context:
         # Whether the code may bind names with `:=` (converters never add one): if not,
         # the names a function binds are all in its statements' targets.
         self.may_walrus = not source or ":=" in source
+        # The node types of a few rare constructs the code holds (set by the conversion's
+        # scan; None: not known), so that their passes can skip code without them.
+        self.constructs = None
+
+    def holds(self, node_type):
+        """Whether the code may hold a `node_type` node (a bare annotation: AnnAssign; a
+        `try` with `finally`: Try)."""
+        return self.constructs is None or node_type in self.constructs
 
 
 class _StateStack:

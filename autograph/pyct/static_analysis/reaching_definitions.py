@@ -348,16 +348,17 @@ def maybe_unbound_reads(fn_node, scope):
         defined = getanno(stmt, defined_key, None)
         if defined is None:
             continue
+        unbound = local.difference(defined)
+        if not unbound:
+            continue
         # What the whole statement reads (its blocks too: more than its own reads) says
-        # cheaply whether any may be unbound; only then are its expressions walked.
+        # cheaply whether it may read one; only then are its expressions walked.
         stmt_scope = getanno(stmt, scope_key, None)
-        if stmt_scope is not None and not any(
-                qn in local and qn not in defined
-                for qn in stmt_scope.read | stmt_scope.deleted):
+        if stmt_scope is not None and unbound.isdisjoint(stmt_scope.read) and \
+                unbound.isdisjoint(stmt_scope.deleted):
             continue
         for name in _names_read_by(stmt):
-            qn = qual_names.QN(name)
-            if qn in local and qn not in defined:
+            if qual_names.QN(name) in unbound:
                 found.add(name)
     return found
 
