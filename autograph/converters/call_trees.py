@@ -12,6 +12,7 @@ class body.
 """
 import builtins
 import re
+import sys
 import types
 
 import gast
@@ -44,6 +45,7 @@ class _Scope:
         self.kind = None
         self.node = None
         self.first_param = None
+        self.frame_dict = None      # the name of its locals() dict (Python < 3.13), if any
 
 
 class CallTreeTransformer(transformer.Base):
@@ -62,6 +64,9 @@ class CallTreeTransformer(transformer.Base):
             params = node.args.posonlyargs + node.args.args
             scope.first_param = params[0].id if params else None
             visit_body()
+            if scope.frame_dict is not None:
+                node.body = ast_util.after_docstring(node.body, templates.replace(
+                    "frame_dict = {}", frame_dict=scope.frame_dict))
         return node
 
     def visit_FunctionDef(self, node):
@@ -142,17 +147,31 @@ class CallTreeTransformer(transformer.Base):
         if scope.level == 0 or scope.kind != "function" or name == "globals":
             return self.generic_visit(node)      # a class body, a comprehension: as written
         if name in ("locals", "vars", "dir") and plain and not node.args:
-            operator = "ag__.user_dir(readers)" if name == "dir" else "ag__.user_locals(readers)"
-            return templates.replace_as_expression(operator, readers=self._readers(scope.node))
+            template = ("ag__.user_dir(readers, frame_dict)" if name == "dir" else
+                        "ag__.user_locals(readers, frame_dict)")
+            return templates.replace_as_expression(
+                template, readers=self._readers(scope.node),
+                frame_dict=self._frame_dict(scope))
         if name in ("eval", "exec") and plain and len(node.args) == 1:
             if not self._is_frame_builtin("globals"):
                 return None
             return templates.replace_as_expression(
-                "call(source, globals(), ag__.user_locals(readers))", call=name,
-                source=self.visit(node.args[0]), readers=self._readers(scope.node))
+                "call(source, globals(), ag__.user_locals(readers, frame_dict))", call=name,
+                source=self.visit(node.args[0]), readers=self._readers(scope.node),
+                frame_dict=self._frame_dict(scope))
         if name in ("eval", "exec"):
             return self.generic_visit(node)      # given its namespaces: reads no frame
         return None
+
+    def _frame_dict(self, scope):
+        """Where `locals()` keeps its dict in a def of the user's, before Python 3.13: one
+        dict per call, updated by each `locals()` (so what `exec` writes into it stays);
+        None (a new dict each time) since 3.13 (PEP 667) and in lambdas."""
+        if sys.version_info >= (3, 13) or not isinstance(scope.node, gast.FunctionDef):
+            return "None"
+        if scope.frame_dict is None:
+            scope.frame_dict = self.ctx.namer.new_symbol("locals_", ())
+        return scope.frame_dict
 
     def _readers(self, fn_node):
         """`{'a': lambda: a, ...}` for the variables `locals()` shows in the user's function

@@ -25,24 +25,29 @@ def super_(cls, first_argument, name):
     return super(cls, instance)
 
 
-def user_locals(readers):
+def user_locals(readers, values=None):
     """`locals()` of the user's function: {name: value} of its variables that have a
     value now, in Python's order. `readers`: {name: lambda reading it} for each of the
-    function's local, cell and free variables, read where the call stands."""
-    values = {}
+    function's local, cell and free variables, read where the call stands. `values`: the
+    dict to update and return (Python < 3.13 keeps one per call of a function: what `exec`
+    writes into it stays), or None for a new one."""
+    values = {} if values is None else values
     for name, read in readers.items():
         try:
             value = read()
         except NameError:
+            values.pop(name, None)
             continue
-        if type(value) is not Undefined:
+        if type(value) is Undefined:
+            values.pop(name, None)
+        else:
             values[name] = value
     return values
 
 
-def user_dir(readers):
+def user_dir(readers, values=None):
     """`dir()` of the user's function: the sorted names of `user_locals(readers)`."""
-    return sorted(user_locals(readers))
+    return sorted(user_locals(readers, values))
 
 
 def without_name(names, name):

@@ -180,14 +180,15 @@ def membership(x):
 # -- issue 13: odd but legal Python ---------------------------------------------------------
 
 def defaults_holding_functions(x, opt=lambda z: z + 1, *, pick=[lambda: 1, lambda: 2],
-                               kind=type("Kind", (), {"v": 5})) -> (lambda: int)():
+                               kind=type("Kind", (), {"v": 5}),
+                               squares=[i * i for i in range(3)]) -> (lambda: int)():
     @functools.lru_cache(maxsize=None)
     @(lambda fn: fn)
     def helper(v, inc=lambda w: w * 2) -> (lambda: "annotation")():
         class Local:
             k = inc(v)
         return Local.k
-    return opt(x) + pick[1]() + kind.v + helper(x)
+    return opt(x) + pick[1]() + kind.v + helper(x) + squares[2]
 
 def generated_names_as_user_names(x):
     ag__ = 5

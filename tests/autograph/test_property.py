@@ -6,7 +6,7 @@
    builtins (`print`, `range`, `len`), variables named like generated code (`ag__`,
    `loop_body`, `break_`, `retval_`) and unicode names, `global`/`nonlocal`, `match` with
    guards, walrus, try/except/finally with break/continue/return in `finally`, `with`,
-   `del`, bare annotations, nested generators, `locals()`/`vars()`/`dir()`/`eval`. Each
+   `del`, bare annotations, nested generators, `locals()`/`vars()`/`dir()`/`eval`/`exec`. Each
    either converts and behaves exactly as the original (value, printed text, type of a
    raised exception), or its conversion is refused with a ConversionError naming a line
    of its file; anything else (an internal error included) fails. 200 examples by default
@@ -592,6 +592,9 @@ class _Odd:
 
     def _eval(self, depth):
         name = self.pick(self.names)
+        if self.chance(3):          # a name only exec defines: in the frame's locals() dict
+            return [f"exec('e{next(self.counter)} = {name} * 2')",
+                    "print(sorted(locals()))"]
         return [f"{self.pick(self.names)} = eval('({name} + 1) % 97')"]
 
     def _return(self, depth):

@@ -71,6 +71,16 @@ def eval_and_exec_without_namespaces(x):
     return value, y, G
 
 
+def exec_then_locals(x):
+    """Before 3.13 a function's locals() is one dict per call, which exec writes into: the
+    name exec defines is in the next locals(); since 3.13 each locals() is a new dict."""
+    exec("def triple(v):\n    return v * 3")
+    if x > 0:
+        found = locals().get("triple")
+        return found(x) if found is not None else "not kept", sorted(locals())
+    return None
+
+
 def eval_with_namespaces(x):
     return eval("x + 1", {"x": 10}), eval("v * 2", None, {"v": x}), exec("pass", {})
 
@@ -106,7 +116,7 @@ class Derived(Base):
     (locals_in_expressions, (3,)), (locals_in_expressions, (-3,)),
     (locals_of_nested_functions, (2,)), (locals_in_comprehensions_and_classes, (1,)),
     (eval_and_exec_without_namespaces, (2,)), (eval_and_exec_without_namespaces, (-2,)),
-    (eval_with_namespaces, (4,)), (globals_in_branches, (1,)),
+    (eval_with_namespaces, (4,)), (globals_in_branches, (1,)), (exec_then_locals, (2,)),
     (Derived().scale, (3,)), (Derived().after_del, (-3,))],
     ids=lambda v: getattr(v, "__qualname__", "args"))
 def test_frame_builtins_see_the_users_function(f, args):
@@ -144,3 +154,20 @@ def test_frame_builtins_under_another_name_are_refused():
         ag.to_graph(through_another_name)(1)
     with pytest.raises(ag.ConversionError, match=r"globals\(\)"):
         ag.to_graph(shadowed_then_called)(1)
+
+
+LOCALS_WITH_AG__ = '''
+ag__ = "a global of the user's"
+
+
+def f(x):
+    exec("y = x * 2")
+    if x > 0:
+        return sorted(locals()), dir(), ag__
+    return None
+'''
+
+
+def test_frame_builtins_where_the_user_has_an_ag__():
+    from source_files import load
+    assert_equivalent(load(LOCALS_WITH_AG__), 3, tensors=False)
