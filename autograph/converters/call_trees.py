@@ -34,7 +34,8 @@ def _is_generated_call(node):
 # Builtins that read the caller's frame: called from converted_call they would read its.
 FRAME_BUILTINS = {name: getattr(builtins, name)
                   for name in ("locals", "vars", "dir", "eval", "exec", "globals")}
-_FRAME_CALL = re.compile(r"\b(?:%s)\b" % "|".join(FRAME_BUILTINS))
+# Where one of those or `super` may be called (then the names the code binds are needed).
+_FRAME_CALL = re.compile(r"\b(?:%s)\b" % "|".join(["super", *FRAME_BUILTINS]))
 
 
 class _Scope:
@@ -96,9 +97,10 @@ class CallTreeTransformer(transformer.Base):
 
     def visit_Call(self, node):
         if (isinstance(node.func, gast.Name) and node.func.id == "super" and not node.args
-                and not node.keywords):
+                and not node.keywords and self._is_builtin("super")):
             return self._explicit_super(node)
-        if isinstance(node.func, gast.Name) and self._is_frame_builtin(node.func.id):
+        if isinstance(node.func, gast.Name) and node.func.id in FRAME_BUILTINS and \
+                self._is_builtin(node.func.id):
             frame_call = self._frame_call(node)
             if frame_call is not None:
                 return frame_call
@@ -126,9 +128,10 @@ class CallTreeTransformer(transformer.Base):
 
 
     # -- builtins that read the caller's frame --------------------------------------------
-    def _is_frame_builtin(self, name):
-        builtin = FRAME_BUILTINS.get(name)
-        return (builtin is not None and name not in self.bound
+    def _is_builtin(self, name):
+        """Whether `name` is the builtin of that name where the function reads it."""
+        builtin = getattr(builtins, name)
+        return (name not in self.bound
                 and (self.ctx.info.namespace or {}).get(name, builtin) is builtin)
 
     def _frame_call(self, node):
@@ -153,7 +156,7 @@ class CallTreeTransformer(transformer.Base):
                 template, readers=self._readers(scope.node),
                 frame_dict=self._frame_dict(scope))
         if name in ("eval", "exec") and plain and len(node.args) == 1:
-            if not self._is_frame_builtin("globals"):
+            if not self._is_builtin("globals"):
                 return None
             return templates.replace_as_expression(
                 "call(source, globals(), ag__.user_locals(readers, frame_dict))", call=name,

@@ -3,7 +3,7 @@
 1. Structured programs over int and float tensors (this first part).
 2. Odd but legal Python on Python arguments (the second part, `odd_programs`): defaults
    holding lambdas, decorated helpers, classes and functions defined in loops, shadowed
-   builtins (`print`, `range`, `len`), variables named like generated code (`ag__`,
+   builtins (`print`, `range`, `len`, `super`), variables named like generated code (`ag__`,
    `loop_body`, `break_`, `retval_`) and unicode names, `global`/`nonlocal`, `match` with
    guards, walrus, try/except/finally with break/continue/return in `finally`, `with`,
    `del`, bare annotations, nested generators, `locals()`/`vars()`/`dir()`/`eval`/`exec`. Each
@@ -734,13 +734,14 @@ def odd_programs(draw):
     """The source of `def f(x, y, opt=..., *, k=...)` in a module with helpers."""
     program = _Odd(draw)
     prelude = []
-    for shadow in draw(st.lists(st.sampled_from(("print", "range", "len", "global")),
-                                unique=True, max_size=2)):
+    shadows = ("print", "range", "len", "super", "global")
+    for shadow in draw(st.lists(st.sampled_from(shadows), unique=True, max_size=2)):
         prelude += {
             "print": ["def print(*values, **kwargs):",
                       "    builtins.print('|', *values, **kwargs)"],
             "range": ["range = lambda *bounds: builtins.range(*bounds)[:2]"],
             "len": ["len = lambda s: builtins.len(s) + 100"],
+            "super": ["super = lambda *args: Base()"],
             "global": ["global G", "G = (G + x) % 97"],
         }[shadow]
     init = [f"{name} = {i}" for i, name in enumerate(ODD_NAMES)]

@@ -125,6 +125,17 @@ def test_frame_builtins_see_the_users_function(f, args):
     assert_equivalent(f, *args, tensors=False)
 
 
+def shadowed_super(x):
+    super = lambda: "the user's"       # noqa: A001 - a local named like the builtin
+    if x > 0:
+        return super()
+    return None
+
+
+def test_a_local_named_super_is_called_as_it_is():
+    assert_equivalent(shadowed_super, 1, tensors=False)
+
+
 def test_super_after_del_self_raises_as_in_python():
     error = RuntimeError if sys.version_info < (3, 12) else UnboundLocalError
     assert_equivalent(Derived().after_del, 3, tensors=False, raises=error)
