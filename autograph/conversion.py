@@ -48,7 +48,7 @@ traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__))
 class _ExpressionTransformer(conditional_expressions.ConditionalExpressionTransformer,
                              logical_expressions.LogicalExpressionTransformer,
                              f_strings.FStringTransformer):
-    """Converters 12-14 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
+    """Converters 13-15 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
     and nothing else: one walk of the (by now much larger) tree serves all three."""
 
 

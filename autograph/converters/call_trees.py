@@ -7,8 +7,14 @@ At run time `converted_call` calls the runtime, numpy, builtins (after mapping
 print/len/range/... to their graph-aware versions) and the standard library as
 they are, and converts user functions, methods and lambdas (cached) first.
 Zero-argument `super()` gets its arguments spelled out (`ag__.super_(__class__,
-lambda: self, 'self')`), since the call moves into generated code that no longer sits in the
-class body.
+lambda: self, 'self')`), since the call moves into generated code that no longer sits in
+the class body. Builtins that read their caller's frame are called directly, given the
+user's function's variables where they would read the frame:
+
+    locals()           =>   ag__.user_locals({'x': lambda: x, ...}, locals_)
+    eval(source)       =>   eval(source, globals(), ag__.user_locals({...}, locals_))
+
+(by name only: a local or global of the same name is called as it is).
 """
 import builtins
 import re
@@ -32,10 +38,9 @@ def _is_generated_call(node):
 
 
 # Builtins that read the caller's frame: called from converted_call they would read its.
-FRAME_BUILTINS = {name: getattr(builtins, name)
-                  for name in ("locals", "vars", "dir", "eval", "exec", "globals")}
+_FRAME_BUILTINS = ("locals", "vars", "dir", "eval", "exec", "globals")
 # Where one of those or `super` may be called (then the names the code binds are needed).
-_FRAME_CALL = re.compile(r"\b(?:%s)\b" % "|".join(["super", *FRAME_BUILTINS]))
+_FRAME_CALL = re.compile(r"\b(?:%s)\b" % "|".join(["super", *_FRAME_BUILTINS]))
 
 
 class _Scope:
@@ -99,7 +104,7 @@ class CallTreeTransformer(transformer.Base):
         if (isinstance(node.func, gast.Name) and node.func.id == "super" and not node.args
                 and not node.keywords and self._is_builtin("super")):
             return self._explicit_super(node)
-        if isinstance(node.func, gast.Name) and node.func.id in FRAME_BUILTINS and \
+        if isinstance(node.func, gast.Name) and node.func.id in _FRAME_BUILTINS and \
                 self._is_builtin(node.func.id):
             frame_call = self._frame_call(node)
             if frame_call is not None:
@@ -125,7 +130,6 @@ class CallTreeTransformer(transformer.Base):
         return templates.replace_as_expression(
             "ag__.super_(__class__, lambda: self_, name)", self_=fn.first_param,
             name=gast.Constant(value=fn.first_param, kind=None))
-
 
     # -- builtins that read the caller's frame --------------------------------------------
     def _is_builtin(self, name):
