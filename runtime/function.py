@@ -80,7 +80,7 @@ class TensorSpec:
 
 # -- the call operation ------------------------------------------------------------------
 
-def _call_kernel(*arrays, f):
+def _call_kernel(xp, *arrays, f):
     return run_graph(f, arrays)
 
 
@@ -88,7 +88,8 @@ def _call_infer(inputs, f):
     return [(t.shape, t.dtype) for t in f.outputs]      # hidden outputs too
 
 
-_CALL = registry.register("call", _call_kernel, _call_infer, multi=True)
+_CALL = registry.register("call", _call_kernel, _call_infer, multi=True, container=True,
+                          numpy=lambda *arrays, f: run_graph(f, arrays))
 
 
 def _placeholder(spec_shape, dtype, name):
@@ -257,6 +258,20 @@ def _encode(x, tensors):
     return (t, x)
 
 
+def _key(args, kwargs, tensors):
+    """The trace cache key of a call: its arguments' (`_encode`), and the `rt.device`
+    scope it is made in (a function traced in one scope is traced again in another)."""
+    key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
+    device = context.device_name()
+    return key if device is None else key + (device,)
+
+
+def _signature_key():
+    """The trace cache key of a function with an input_signature: one trace per scope."""
+    device = context.device_name()
+    return "signature" if device is None else ("signature", device)
+
+
 def _replace_tensors(x, fn):
     """`x` with each tensor-like leaf replaced by fn(leaf, path).
 
@@ -325,6 +340,7 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
     """Trace `python_function` on placeholders; returns a ConcreteFunction."""
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
+    graph.device = context.device_name()         # results go where the function is called
     with graph.as_default():
         def to_placeholder(v, path):
             spec = _spec_of(v)
@@ -550,7 +566,7 @@ class Function:
             return self._signature_concrete(), tensors
         args, kwargs = self._canonicalize(args, kwargs)
         tensors = []
-        key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
+        key = _key(args, kwargs, tensors)
         self._calls = calls = self._calls + 1
         concrete = self._cache.get(key)
         if concrete is None:
@@ -565,7 +581,7 @@ class Function:
             concrete = self._cache.get(key)
             if concrete is not None:
                 return concrete, concrete
-            if self.reduce_retracing and key != "signature":
+            if self.reduce_retracing and key != _signature_key():
                 now, kept = self._general_trace(args, kwargs)
             else:
                 now, kept = self._trace(args, kwargs)
@@ -673,17 +689,18 @@ class Function:
                                 f"match the input_signature {want}")
             return self._signature_concrete(kept=True)
         args, kwargs = self._canonicalize(args, kwargs)
-        key = (_encode(args, []), _encode(kwargs, []) if kwargs else None)
+        key = _key(args, kwargs, [])
         return self._cache.get(key) or self._trace_with_key(key, args, kwargs)[1]
 
     def _signature_concrete(self, kept=False):
         """The one trace of a function with an input_signature (on a first trace that
         created variables: the first to run now, unless `kept`)."""
-        concrete = self._cache.get("signature")
+        key = _signature_key()
+        concrete = self._cache.get(key)
         if concrete is None:
             args = nest.pack_sequence_as(list(self._signature_structure),
                                          list(self.input_signature))
-            now, kept_trace = self._trace_with_key("signature", args, {})
+            now, kept_trace = self._trace_with_key(key, args, {})
             concrete = kept_trace if kept else now
         return concrete
 

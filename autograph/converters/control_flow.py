@@ -38,6 +38,7 @@ import gast
 from autograph.converters import directives
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
@@ -113,8 +114,9 @@ class ControlFlowTransformer(transformer.Base):
         around = functions.value.facts if functions.level else None
         with functions as fn:
             fn.facts = static_state.FunctionFacts(node, self.ctx.info.source_code, around)
+            maybe_unbound = reaching_definitions.maybe_unbound_reads(node, fn.facts.scope)
             node.body = self.visit_block(node.body)
-            self._bind_shared(node, fn)
+            self._bind_unbound(node, fn, maybe_unbound)
             optional = fn.carried_by_loops and fn.carried_by_loops & _none_assigned(node)
             if fn.undefined or optional:
                 _CheckedLoads(fn.undefined, optional).visit_body(node.body)
@@ -122,17 +124,21 @@ class ControlFlowTransformer(transformer.Base):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def _bind_shared(self, node, fn):
-        """A variable the generated functions share (nonlocal) must be bound in a function
-        around them; one whose every assignment moved into generated functions that do
-        not enclose each other starts undefined here."""
-        if not fn.shared - ast_util.bound_names(node, self.ctx.may_walrus):
-            return
-        scope = fn.facts.scope
-        unbound = sorted(_unbound_nonlocals(node, self.ctx.may_walrus)
-                         - {str(q) for q in scope.nonlocals} - {str(q) for q in scope.globals})
+    def _bind_unbound(self, node, fn, maybe_unbound):
+        """Sets to Undefined, first in the function, the variables that may be unbound
+        where they are read (`maybe_unbound`: its reads are then checked; a parameter has
+        a value on entry, so it is checked, not reset), and those the generated functions
+        share (nonlocal) that no function around them binds: a variable whose every
+        assignment moved into generated functions that do not enclose each other."""
+        unbound = set()
+        if fn.shared - ast_util.bound_names(node, self.ctx.may_walrus):
+            scope = fn.facts.scope
+            unbound = (_unbound_nonlocals(node, self.ctx.may_walrus)
+                       - {str(q) for q in scope.nonlocals} - {str(q) for q in scope.globals})
+        fn.undefined.update(maybe_unbound & {str(qn) for qn in fn.facts.scope.params})
+        unbound = sorted(unbound | (maybe_unbound - fn.undefined))
         if unbound:
-            node.body = self._undefined_inits(unbound) + node.body
+            node.body = ast_util.after_docstring(node.body, self._undefined_inits(unbound))
 
     def visit_Lambda(self, node):
         return node
@@ -285,10 +291,14 @@ class _CheckedLoads(gast.NodeTransformer):
         self.undefined = undefined
         self.optional = optional
         self.defined = frozenset()
+        self.nested = 0             # inside a def of the user's nested in the function
 
     def visit_body(self, body):
-        for i, stmt in enumerate(body):
-            body[i] = self.visit(stmt)
+        new = []
+        for stmt in body:
+            result = self.visit(stmt)
+            new.extend(result if isinstance(result, list) else [result])
+        body[:] = new
 
     def visit(self, node):
         if isinstance(node, gast.stmt) and anno.hasanno(node, anno.Static.DEFINED_VARS_IN):
@@ -299,6 +309,33 @@ class _CheckedLoads(gast.NodeTransformer):
             finally:
                 self.defined = saved
         return super().visit(node)
+
+    def visit_FunctionDef(self, node):
+        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING) and not anno.hasanno(
+                node, anno.Basic.UNCONVERTED):
+            return node
+        written = anno.hasanno(node, anno.Basic.WRITTEN)
+        self.nested += written
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.nested -= written
+
+    def visit_Delete(self, node):
+        """`del x` of such a symbol makes it Undefined again (in a generated function an
+        emptied cell would read as a free variable: NameError, not UnboundLocalError)."""
+        if self.nested:
+            return self.generic_visit(node)
+        result = []
+        for target in node.targets:
+            if isinstance(target, gast.Name) and target.id in self.undefined:
+                check = [] if target.id in self.defined else templates.replace(
+                    "ag__.ld(name)", name=target.id)
+                result += check + templates.replace(
+                    _UNDEFINED, name=target.id, label=gast.Constant(value=target.id, kind=None))
+            else:
+                result.append(gast.Delete(targets=[self.visit(target)]))
+        return result
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and (
@@ -317,7 +354,7 @@ class _CheckedLoads(gast.NodeTransformer):
     def visit_Call(self, node):
         func = node.func
         if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-                and func.value.id == "ag__" and func.attr == "Undefined"):
+                and func.value.id == naming.namespace() and func.attr == "Undefined"):
             return node
         return self.generic_visit(node)
 

@@ -30,7 +30,7 @@ from ..errors import StagingError, is_user_error, mark_user_error, staging_error
 from . import state as state_lib
 from .data_structures import TensorList, check_list_element
 from .state import StatementState
-from .variables import (Undefined, UndefinedReturnValue, UnboundSymbolError, checked,
+from .variables import (Undefined, UndefinedReturnValue, checked,
                         is_undefined, optional_of, register_optional)
 
 __all__ = ["if_stmt", "while_stmt", "for_stmt", "if_exp", "is_symbolic"]
@@ -334,7 +334,7 @@ def _unassigned_read(error, state, init):
     for slot, value in zip(state.slots, init):
         if type(value) is not Undefined:
             continue
-        if isinstance(error, UnboundSymbolError) and error.symbol_name == slot.label:
+        if isinstance(error, UnboundLocalError) and error.name == slot.label:
             return slot.label
         if isinstance(error, AttributeError) and isinstance(slot, state_lib.AttributeSlot) \
                 and getattr(error, "obj", None) is slot.obj and error.name == slot.attr:

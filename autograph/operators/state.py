@@ -449,8 +449,6 @@ class _Walker:
         # (Recorded either way: a nested statement may assign what it discovers.)
         helper = depth > 0
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            if name == "ag__":
-                continue
             slot = CellSlot(name, cell)
             value = slot.get()
             if id(cell) not in self.managed:

@@ -25,7 +25,7 @@ class Undefined:
         return f"<undefined {self.symbol_name}>"
 
     def _use(self, *_):
-        raise _unbound(self.symbol_name)
+        raise unbound(self.symbol_name)
 
     # Equal for the same symbol: a symbol both branches of a tensor `if` leave without a
     # value (`del x` in each) is the same Python value, not two values to merge.
@@ -55,27 +55,22 @@ class UndefinedReturnValue:
         return "<no return value>"
 
 
-class UnboundSymbolError(UnboundLocalError):
-    """Python's UnboundLocalError for a converted variable read without a value."""
-
-    def __init__(self, message, symbol_name):
-        super().__init__(message)
-        self.symbol_name = symbol_name
-
-
-def _unbound(name):
+def unbound(name):
+    """Python's UnboundLocalError for a converted variable read without a value (its
+    `name` says which)."""
     if sys.version_info >= (3, 11):
-        return UnboundSymbolError(
-            f"cannot access local variable '{name}' where it is not associated with a value",
-            name)
-    return UnboundSymbolError(f"local variable '{name}' referenced before assignment", name)
+        message = (f"cannot access local variable '{name}' where it is not associated "
+                   f"with a value")
+    else:
+        message = f"local variable '{name}' referenced before assignment"
+    return UnboundLocalError(message, name=name)
 
 
 def ld(value):
     """Load a symbol that may be Undefined: raise as Python would. An optional value
     (see register_optional) is checked when the graph runs."""
     if type(value) is Undefined:
-        raise _unbound(value.symbol_name)
+        raise unbound(value.symbol_name)
     if _optional:
         return checked(value)
     return value
@@ -86,7 +81,7 @@ def is_none(value):
     if value is None:
         return True
     if type(value) is Undefined:
-        raise _unbound(value.symbol_name)
+        raise unbound(value.symbol_name)
     if _optional:
         found = optional_of(value)
         if found is not None:
@@ -99,8 +94,6 @@ def is_none(value):
 # id(tensor) -> (weak reference to it, flag, name, absent): `absent` is None or Undefined,
 # what the variable holds when the flag is false. (Keyed by id: a tensor's == is elementwise.)
 _optional = {}
-
-
 
 
 def _leaves(value):

@@ -19,6 +19,9 @@ A placeholder is a name in the template. It can be replaced by:
   gast stmt    where the placeholder is a statement
   gast keyword (or list of them) where the placeholder is `placeholder=...`
   gast.arguments  for a whole parameter list: `def f(args)`
+Templates call operators as `ag__.name(...)`; the replacer writes the conversion's
+namespace name (naming.namespace()) for the `ag__` of the template's text (never for a
+replacement: a user's variable may be called `ag__`).
 A replacement node is moved into the first place it fills and copied (keeping the
 annotations in PRESERVED_ANNOS, ORIGIN among them) into any further ones, so
 callers pass nodes they give up, and no node ends up in two places; expression contexts
@@ -30,6 +33,7 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import parser
 from autograph.pyct import qual_names
 from autograph.pyct import visitor
@@ -103,6 +107,9 @@ def replace(template, **replacements):
     """Fills in a template of statements; returns the list of gast statements."""
     if not isinstance(template, str):
         raise ValueError(f"a template is Python source, got {type(template).__name__}")
+    namespace = naming.namespace()
+    if namespace != naming.NAMESPACE:        # the template's `ag__` is a placeholder then
+        replacements[naming.NAMESPACE] = namespace
     key = (template, frozenset(replacements))
     builder = _builders.get(key)
     if builder is None:

@@ -21,12 +21,13 @@ from autograph.pyct import visitor
 
 class EntityInfo(collections.namedtuple(
         "EntityInfo", ("name", "source_code", "source_file", "future_features",
-                       "namespace"))):
+                       "namespace", "code"), defaults=(None,))):
     """What a conversion knows about the function being converted.
 
     name: its name; source_code: the parsed (dedented) source; source_file: the
     file it came from; future_features: `from __future__` names in effect;
-    namespace: the dict of names visible to it (globals and closure).
+    namespace: the dict of names visible to it (globals and closure); code: its
+    code object (the functions nested in it are among its constants), or None.
     """
 
 
@@ -42,7 +43,8 @@ class Context:
         # the names a function binds are all in its statements' targets.
         self.may_walrus = not source or ":=" in source
         # The node types the parsed code holds (set by the conversion's first look at
-        # every node), or None: a converter for a construct absent from it skips its walk.
+        # every node), with markers for a few forms of them (LoopElse, TryFinally,
+        # BareAnnotation), or None: a converter for a construct absent from it skips its walk.
         self.node_types = None
 
     def lacks(self, *node_types):
@@ -53,6 +55,14 @@ class Context:
 class LoopElse:
     """Stands in Context.node_types for a `for` loop with an `else:` block (the break
     converter moves every loop's `else:` after it, so it walks code that has one)."""
+
+
+class TryFinally:
+    """Stands in Context.node_types for a `try` with a `finally:` block."""
+
+
+class BareAnnotation:
+    """Stands in Context.node_types for an annotation without a value (`x: int`)."""
 
 
 class _StateStack:

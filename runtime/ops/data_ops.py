@@ -32,6 +32,7 @@ import weakref
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..shapes import TensorShape
@@ -147,7 +148,8 @@ class _Runs:
         with self._lock:
             k = next(self._count)
             self._states[k] = state
-        key = np.array([k], np.int64)
+        key = devices.HostHandle((1,), np.int64)       # owns its memory: its views keep
+        key[0] = k                                      # it alive; no device copies it
         weakref.finalize(key, self._states.pop, k, None)
         return key
 

@@ -630,7 +630,7 @@ def rows_of_growing_width(n):
     "memory pass (the defaults) a kernel failing in a loop's row-append is reported as "
     "'operation 'while' ... failed: all input arrays must have the same shape' at the "
     "`while` line; plain executor or RT_OPTIMIZE=0 name 'concat' at the `append` line"))
-def test_a_run_time_failure_in_a_memory_planned_loop_names_the_inner_op():
+def test_a_run_time_failure_in_a_memory_planned_loop_names_the_inner_op(on_cpu):
     with rt.config.options(executor="fast", optimizations=True):
         with pytest.raises(ValueError) as info:
             ag.convert(rows_of_growing_width)(scalar(3))
@@ -983,6 +983,37 @@ def test_misused_set_loop_options(fn):
         ag.convert(fn)(scalar(5))
     assert "_iterations" in str(info.value) or "set_loop_options" in str(info.value)
     check(info.value, fn, "ag.set_loop_options")
+
+
+def options_through_a_local_import(n):
+    import autograph as graphs
+    v = rt.zeros([1])
+    i = 0
+    while i < n:
+        graphs.set_loop_options(shape_invariants=[(v, [None])])
+        v = rt.concat([v, v], 0)
+        i += 1
+    return v
+
+
+def options_imported_by_name(n):
+    from autograph import set_loop_options as loop_options
+    v = rt.zeros([1])
+    for i in range(n):
+        loop_options(shape_invariants=[(v, [None])])
+        v = rt.concat([v, v], 0)
+    return v
+
+
+@pytest.mark.parametrize("fn", [options_through_a_local_import, options_imported_by_name])
+def test_set_loop_options_through_local_imports_and_aliases(fn):
+    assert ag.convert(fn)(scalar(3)).shape == (8,)
+
+
+def test_set_loop_options_that_runs_warns_it_has_no_effect():
+    with pytest.warns(UserWarning, match="set_loop_options ran as a function call and has "
+                                          "no effect"):
+        options_imported_by_name(2)            # plain Python: the directive is a call
 
 
 def invariant_of_an_unchanged_value(n):

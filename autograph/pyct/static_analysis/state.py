@@ -28,6 +28,7 @@ import dataclasses
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import naming
 from autograph.pyct import qual_names
 from autograph.pyct import visitor
 
@@ -104,7 +105,8 @@ def _modified(facts, *scopes):
         modified.update(qn for qn in scope.modified if not qn.is_composite())
         for used in scope.read:
             modified |= facts.closure_writes.get(used, set())
-    return {qn for qn in modified if str(qn.root) != "ag__"}
+    namespace = naming.namespace()
+    return {qn for qn in modified if str(qn.root) != namespace}
 
 
 def _state(node, facts, modified, live, enclosing, reset=frozenset()):
