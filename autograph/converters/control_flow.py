@@ -29,9 +29,10 @@ helpers) the operator discovers when it traces it (operators/state.py). A `for` 
 extra test (from a lowered `break` or `return`) is a function too; `if` statements whose
 branches leave variables only to be reset pass their number of outputs, loops with
 `ag.set_loop_options` a dict of options. A carried variable that may be unset before the
-statement is first set to `ag__.Undefined('x')`, and later reads of it are checked
-(`ag__.ld`), as are reads of variables a loop may leave None. The templates below are
-these forms.
+statement is first set to `ag__.Undefined('x')`, and so is, first in the function, a
+local it may read unbound (assigned on some paths only, or deleted: `del x` sets it to
+Undefined again); reads of these are checked (`ag__.ld`), as are reads of variables a
+loop may leave None. The templates below are these forms.
 """
 import gast
 
