@@ -39,7 +39,6 @@ from autograph.pyct import loader
 from autograph.pyct import naming
 from autograph.pyct import origin_info
 from autograph.pyct import parser
-from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -101,8 +100,8 @@ def namespace_for(options):
 
 def transform(node, ctx):
     """Apply the converter pipeline to a parsed function (see converters/__init__.py),
-    after `_scan` (which `generate` runs first)."""
-    qual_names.resolve(node)
+    after `_scan` (which `generate` runs first). (Qualified names are resolved where a
+    converter needs them: the control-flow converter's analyses resolve the whole tree.)"""
     for converter in PIPELINE:
         node = converter(node, ctx)
     return node
@@ -157,8 +156,8 @@ def generate(fn, options):
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
     except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
-    identifiers, constructs = _scan(node, fn, origin_info.annotated_parsed_nodes(
-        node, source, filename, lineno))
+    identifiers, node_types = _scan(node, fn, origin_info.annotated_parsed_nodes(
+        node, source, filename, lineno, origin_info.CONVERSION_LOCATED))
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
@@ -168,7 +167,7 @@ def generate(fn, options):
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
                                   future_features=(), namespace=namespace, code=fn.__code__)
     ctx = transformer.Context(info, namer, options)
-    ctx.constructs = constructs
+    ctx.node_types = node_types
     signature = ast_util.copy_clean(node.args, preserve_annos=templates.PRESERVED_ANNOS)
     _detach_signature(node)
     if isinstance(node, gast.FunctionDef):
@@ -204,10 +203,12 @@ def _scan(fn_node, fn, nodes):
     generators and async functions nested in it to run as written and the defs and
     lambdas as the user's (WRITTEN: converters add their own), records the text of
     conditional expressions as written, and returns every name the code uses (generated
-    names must differ from all) and the constructs Context.holds answers for."""
-    names, constructs = set(), set()
+    names must differ from all) and the set of its node types (with markers for the
+    constructs Context.lacks answers for, see transformer.LoopElse)."""
+    names, node_types = set(), set()
     for n, function in nodes:
         n_type = type(n)
+        node_types.add(n_type)
         if n_type is gast.Name:
             names.add(n.id)
         elif n_type in _DEFINITIONS:
@@ -222,17 +223,19 @@ def _scan(fn_node, fn, nodes):
             names.update(n.names)
         elif n_type is gast.IfExp:
             conditional_expressions.record_source_text(n)
+        elif n_type is gast.For and n.orelse:
+            node_types.add(transformer.LoopElse)
         elif n_type in _TRY_TYPES and n.finalbody:
-            constructs.add(gast.Try)
+            node_types.add(transformer.TryFinally)
         elif n_type is gast.AnnAssign and n.value is None:
-            constructs.add(gast.AnnAssign)
+            node_types.add(transformer.BareAnnotation)
         elif n_type is gast.Yield or n_type is gast.YieldFrom:
             if function is None or function is fn_node:
                 raise ConversionError(
                     f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators "
                     f"cannot be converted to graph code. Return a list or a tensor instead.")
             _leave_unconverted(function)
-    return names, constructs
+    return names, node_types
 
 
 def _leave_unconverted(fn_node):
@@ -453,6 +456,9 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     except TypeError:            # unhashable callables
         override, frame_arguments = None, 0
     if override is not None:
+        method = _user_len_method(f, args, kwargs)
+        if method is not None:          # len(obj) calls obj.__len__(), converted too: it may
+            return converted_call(method, args, None, options)   # count a tensor list
         return override(*args, **kwargs)
     if frame_arguments is None or len(args) + len(kwargs) < frame_arguments:
         raise ConversionError(
@@ -476,6 +482,16 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     if bound_self is not None:
         return converted(bound_self, *args, **kwargs)
     return converted(*args, **kwargs)
+
+
+def _user_len_method(f, args, kwargs):
+    """The user-defined `__len__` that `len(obj)` calls, or None."""
+    if f is not len or len(args) != 1 or kwargs:
+        return None
+    method = getattr(type(args[0]), "__len__", None)
+    if not inspect.isfunction(method) or _is_library(method):
+        return None
+    return method
 
 
 def is_unconverted(f):

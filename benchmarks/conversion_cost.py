@@ -1,7 +1,14 @@
 """Cold conversion cost of a 50-line function, as a multiple of `ast.parse` + `compile`.
 
-Target (issue 3): at most 25x; TensorFlow's AutoGraph measures about 600x here.
-Both are timed side by side in this process; medians of REPEATS runs.
+Target (issue 14): at most 15x on each function below; TensorFlow's AutoGraph measures
+about 600x here.
+Each is timed REPEATS times in a row in this process (medians), in CPU time of this
+thread (thread_time: other jobs on the machine weigh less than on a wall clock). Run in
+turns with a conversion, parse + compile takes about 1.6x its time in a row (the caches
+hold a conversion's data); the ratio printed uses the faster, in-a-row figure. On a
+loaded machine the medians of both swing (another process on the core's other hardware
+thread slows this one even in CPU time): the fastest-to-fastest ratio, printed beside,
+is the steadier figure.
 
     python benchmarks/conversion_cost.py
 """
@@ -17,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from autograph import conversion  # noqa: E402
 
-REPEATS = 30
+REPEATS = 60
 
 SOURCE = '''
 def model_step(x, y, n, w, scale):
@@ -122,6 +129,55 @@ def train_step(x, y, w1, b1, w2, b2, lr, steps):
 '''
 
 
+# A third shape: loops appending to lists, state in attributes of an object, and nested
+# helper functions (one writing a nonlocal), as training loops are often written.
+MIXED_SOURCE = '''
+def mixed_step(self, xs, ys, n, lr):
+    losses = []
+    grads = []
+    seen = 0
+
+    def scaled(v):
+        return v * self.scale + self.bias
+
+    def count(k):
+        nonlocal seen
+        seen += k
+
+    for i in range(n):
+        pred = scaled(xs[i])
+        err = pred - ys[i]
+        if err > self.clip:
+            err = self.clip
+        elif err < -self.clip:
+            err = -self.clip
+        losses.append(err * err)
+        grads.append(2.0 * err * xs[i])
+        count(1)
+        self.steps += 1
+    total = 0.0
+    j = 0
+    while j < len(losses):
+        total += losses[j]
+        if total > 1e6:
+            break
+        j += 1
+    for g in grads:
+        self.scale = self.scale - lr * g
+        if abs(g) < 1e-3:
+            continue
+        self.bias = self.bias - lr * g * 0.1
+    self.history.append(total)
+    best = None
+    for loss in losses:
+        if best is None or loss < best:
+            best = loss
+    mean = total / seen if seen > 0 else 0.0
+    print("step", self.steps, "loss", mean)
+    return mean, best, self.scale, self.bias
+'''
+
+
 def _load_function(source=None, name="model_step"):
     fd, path = tempfile.mkstemp(suffix=".py")
     with os.fdopen(fd, "w") as f:
@@ -132,13 +188,10 @@ def _load_function(source=None, name="model_step"):
     return getattr(module, name), path
 
 
-def _median_time(fn, repeats=REPEATS):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _cpu_time(fn):
+    start = time.thread_time()
+    fn()
+    return time.thread_time() - start
 
 
 def measure(source, name):
@@ -155,20 +208,26 @@ def measure(source, name):
         conversion.convert(fn, options)
 
     convert_cold()                       # warm imports
-    base = _median_time(baseline)
-    cold = _median_time(convert_cold)
+    bases = [_cpu_time(baseline) for _ in range(REPEATS)]
+    colds = [_cpu_time(convert_cold) for _ in range(REPEATS)]
     os.unlink(path)
-    return lines, base, cold
+    return lines, bases, colds
 
 
 def main():
     for title, source, name in [("control flow on most lines", SOURCE, "model_step"),
-                                ("mostly straight-line code", TYPICAL_SOURCE, "train_step")]:
-        lines, base, cold = measure(source, name)
+                                ("mostly straight-line code", TYPICAL_SOURCE, "train_step"),
+                                ("loops, lists, attributes, helpers", MIXED_SOURCE,
+                                 "mixed_step")]:
+        lines, bases, colds = measure(source, name)
+        base, cold = statistics.median(bases), statistics.median(colds)
         print(f"{title}: function of {lines} lines")
-        print(f"  ast.parse + compile : {base * 1e3:8.3f} ms (median of {REPEATS})")
-        print(f"  cold conversion     : {cold * 1e3:8.3f} ms (median of {REPEATS})")
-        print(f"  ratio               : {cold / base:8.1f}x   (target <= 25x)")
+        print(f"  ast.parse + compile : {base * 1e3:8.3f} ms (median of {REPEATS}; "
+              f"fastest {min(bases) * 1e3:.3f})")
+        print(f"  cold conversion     : {cold * 1e3:8.3f} ms (median of {REPEATS}; "
+              f"fastest {min(colds) * 1e3:.3f})")
+        print(f"  ratio               : {cold / base:8.1f}x   (target <= 15x; fastest to "
+              f"fastest {min(colds) / min(bases):.1f}x)")
 
 
 if __name__ == "__main__":

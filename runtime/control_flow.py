@@ -519,11 +519,17 @@ def _placeholder_names(names, n):
 def _weak_retyping(traced, weak, specs):
     """{index: dtype} for loop variables standing for Python numbers (`weak`: their kinds)
     whose body output has the dtype weak typing gives them (e.g. 0 then int64): they start
-    with that dtype."""
+    with that dtype; or whose body output is a tensor of their own dtype (a Python float
+    kept at float64 plus a float64 tensor): they are that tensor from the second iteration
+    on, traced as one."""
     _, _, outputs = traced
     retyped = {}
     for i, (kind, t, (_, dtype)) in enumerate(zip(weak, outputs, specs)):
-        if kind is None or t.dtype == dtype:
+        if kind is None:
+            continue
+        if t.dtype == dtype:
+            if dtype == dtypes.float64 and getattr(t, "weak", None) is None:
+                retyped[i] = dtype
             continue
         if dtypes.weak_result(kind, t.dtype) == t.dtype:
             retyped[i] = t.dtype

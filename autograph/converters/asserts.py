@@ -2,6 +2,8 @@
 
     assert x > 0, 'x must be positive'   =>   ag__.assert_stmt(x > 0, lambda: 'x must be positive')
 """
+import gast
+
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -18,4 +20,6 @@ class AssertTransformer(transformer.Base):
 
 
 def transform(node, ctx):
+    if ctx.lacks(gast.Assert):
+        return node                 # nothing to convert: skip the walk
     return AssertTransformer(ctx).visit(node)

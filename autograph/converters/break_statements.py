@@ -122,4 +122,6 @@ def _jumps_out_of(statements):
 
 
 def transform(node, ctx):
+    if ctx.lacks(gast.Break, gast.While, transformer.LoopElse):
+        return node                 # nothing to lower or move: skip the walk
     return BreakTransformer(ctx).visit(node)

@@ -209,16 +209,29 @@ class CallTreeTransformer(transformer.Base):
 
     def _nested_code(self, fn_node):
         name = getattr(fn_node, "name", "<lambda>")
-        lines = [anno.getanno(n, anno.Basic.ORIGIN).loc.lineno
-                 for n in [fn_node] + getattr(fn_node, "decorator_list", [])
-                 if anno.hasanno(n, anno.Basic.ORIGIN)]
+        first_line = _first_line(fn_node)
         stack = [self.ctx.info.code]
-        while stack and lines:
+        while stack and first_line is not None:
             code = stack.pop()
-            if code.co_name == name and code.co_firstlineno == min(lines):
+            if code.co_name == name and code.co_firstlineno == first_line:
                 return code
             stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         return None
+
+
+def _first_line(fn_node):
+    """The line of the user's file where the code object of the def or lambda `fn_node`
+    starts: its first decorator's, or its own (the def's origin, moved up by the lines
+    between the decorator and the def: only statements and calls have origins)."""
+    origin = anno.getanno(fn_node, anno.Basic.ORIGIN, None)
+    if origin is None:
+        return None
+    above = [d.lineno for d in getattr(fn_node, "decorator_list", ())
+             if getattr(d, "lineno", None) is not None]
+    lineno = getattr(fn_node, "lineno", None)
+    if lineno is None or not above:
+        return origin.loc.lineno
+    return origin.loc.lineno - max(0, lineno - min(above))
 
 
 def _bound_names(node):

@@ -52,4 +52,6 @@ class ContinueTransformer(guards.GuardingTransformer):
 
 
 def transform(node, ctx):
+    if ctx.lacks(gast.Continue, gast.Break, gast.While):  # (lowered breaks continue)
+        return node                 # nothing to convert: skip the walk
     return ContinueTransformer(ctx).visit(node)

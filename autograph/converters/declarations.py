@@ -56,7 +56,9 @@ class DeclarationTransformer(transformer.Base):
 
 
 def transform(node, ctx):
-    if not ctx.holds(gast.AnnAssign) or not isinstance(node, gast.FunctionDef) or not any(isinstance(n, gast.AnnAssign) and n.value is None
+    if ctx.lacks(transformer.BareAnnotation) or not isinstance(node, gast.FunctionDef):
+        return node
+    if not any(isinstance(n, gast.AnnAssign) and n.value is None
                for n in visitor.statements([node], into_scopes=True)):
         return node
     return DeclarationTransformer(ctx).visit(node)

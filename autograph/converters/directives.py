@@ -145,4 +145,16 @@ def transform(node, ctx):
     namespace = ctx.info.namespace or {}
     if "import" in (ctx.info.source_code or "import"):
         namespace = {**namespace, **_imported_names(node, namespace)}
+    if not _may_call_directives(ctx.info.source_code, namespace):
+        return node                 # no directive: skip the walk
     return DirectiveTransformer(ctx, namespace).visit(node)
+
+
+def _may_call_directives(source, namespace):
+    """False when the code cannot name set_loop_options: its text lacks the name and no
+    variable it sees (globals, free variables, its imports) holds the function
+    (`from autograph import set_loop_options as o` outside it)."""
+    if not source or LOOP_OPTIONS in source:
+        return True
+    from autograph import api
+    return any(v is api.set_loop_options for v in namespace.values())

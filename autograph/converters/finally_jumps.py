@@ -114,7 +114,7 @@ class FinallyJumpTransformer(transformer.Base):
 
 
 def transform(node, ctx):
-    if not ctx.holds(gast.Try):
+    if ctx.lacks(transformer.TryFinally):
         return node
     return FinallyJumpTransformer(ctx).visit(node)
 
@@ -123,7 +123,7 @@ def check_lowered(node, ctx):
     """After the jump converters: refuses a `finally` block that tests a flag its `try`
     may have set (a statement after a jump of its own, or a loop that may return, which
     the `try`'s jump would skip), naming both jumps."""
-    if not ctx.holds(gast.Try) or not isinstance(node, gast.FunctionDef):
+    if ctx.lacks(transformer.TryFinally) or not isinstance(node, gast.FunctionDef):
         return node                                     # (a lambda: no statements)
     generated = ctx.namer.generated_names
     for stmt in visitor.statements([node], into_scopes=True):

@@ -19,6 +19,7 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
 
@@ -57,7 +58,7 @@ class ListTransformer(transformer.Base):
                 and len(node.args) <= max_args):
             return None
         target = node.func.value
-        qn = anno.getanno(target, anno.Basic.QN, None)
+        qn = anno.getanno(qual_names.resolve(target), anno.Basic.QN, None)
         fn = self.state[_Function]
         if qn is None or fn.level == 0 or str(qn.root) not in fn.local_names:
             return None

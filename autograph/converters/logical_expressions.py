@@ -5,6 +5,7 @@
     not a            =>   ag__.not_(a)
     a < b <= c       =>   ag__.compare_chain(a, ('Lt', lambda: b), ('LtE', lambda: c))
     x in (1, 2)      =>   ag__.in_(x, (1, 2))          (any elementwise match for tensors)
+    x is None        =>   ag__.is_none(x)              (a loop may leave x an optional value)
 
 Operands that bind names (`:=`) are left as they are: a lambda would hide the binding.
 """
@@ -40,6 +41,13 @@ class LogicalExpressionTransformer(transformer.Base):
 
     def visit_Compare(self, node):
         node = self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (gast.Is, gast.IsNot)) and \
+                isinstance(node.comparators[0], gast.Constant) and \
+                node.comparators[0].value is None:
+            test = templates.replace_as_expression("ag__.is_none(a)", a=node.left)
+            if isinstance(node.ops[0], gast.IsNot):
+                test = templates.replace_as_expression("ag__.not_(t)", t=test)
+            return test
         if len(node.ops) == 1 and isinstance(node.ops[0], (gast.In, gast.NotIn)):
             test = templates.replace_as_expression("ag__.in_(a, b)", a=node.left,
                                                    b=node.comparators[0])

@@ -121,4 +121,6 @@ class MatchTransformer(transformer.Base):
 
 
 def transform(node, ctx):
+    if ctx.lacks(gast.Match):
+        return node                 # nothing to convert: skip the walk
     return MatchTransformer(ctx).visit(node)

@@ -42,6 +42,7 @@ class _Function:
         self.do_return = None
         self.retval = None
         self.tested_by_loop = False     # a loop test reads do_return
+        self.lowered = 0                # returns lowered so far (each assigns do_return)
 
 
 class ReturnTransformer(guards.GuardingTransformer):
@@ -52,6 +53,7 @@ class ReturnTransformer(guards.GuardingTransformer):
         if fn.level == 0 or fn.do_return is None:
             return node
         self.record_jump()
+        fn.lowered += 1
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
         # The value first: a `return g()` whose g raises (caught around the return) has
         # not returned.
@@ -62,13 +64,22 @@ class ReturnTransformer(guards.GuardingTransformer):
         fn = self.state[_Function]
         return fn.level > 0 and fn.do_return is not None
 
+    def _lowers_a_return(self, loop, field):
+        """Visits the loop's blocks; whether a return in its `field` block was lowered
+        (the block assigns do_return: the loop must test it)."""
+        fn = self.state[_Function]
+        lowered = fn.lowered if fn.level else 0
+        self.visit_nested_blocks(loop, (field,))
+        inside = self._lowering() and fn.lowered > lowered
+        self.visit_nested_blocks(loop, ("orelse",))
+        return inside
+
     def visit_While(self, node):
         if isinstance(node.test, gast.Constant) and node.test.value:
             node._ag_collapse = "unreachable"   # `while True:` without break: only a
                                                 # return leaves it (break was lowered first)
         node.test = self.visit(node.test)
-        node = self.visit_nested_blocks(node, ("body", "orelse"))
-        if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
+        if self._lowers_a_return(node, "body"):
             self.state[_Function].tested_by_loop = True
             node.test = templates.replace_as_expression(
                 "not do_return and test", do_return=self.state[_Function].do_return,
@@ -77,8 +88,7 @@ class ReturnTransformer(guards.GuardingTransformer):
 
     def visit_For(self, node):
         node.iter = self.visit(node.iter)
-        node = self.visit_nested_blocks(node, ("body", "orelse"))
-        if self._lowering() and _assigns(node.body, self.state[_Function].do_return):
+        if self._lowers_a_return(node, "body"):
             self.state[_Function].tested_by_loop = True
             extra = templates.replace_as_expression(
                 "not do_return", do_return=self.state[_Function].do_return)
@@ -127,16 +137,6 @@ class ReturnTransformer(guards.GuardingTransformer):
             return self.visit_block_guarded(body)
 
     visit_AsyncFunctionDef = visit_FunctionDef
-
-
-def _assigns(nodes, name):
-    """Whether the statements assign `name` (a lowered return inside them)."""
-    for stmt in visitor.statements(nodes):       # generated `do_return = True` statements
-        if type(stmt) is gast.Assign:
-            for target in stmt.targets:
-                if type(target) is gast.Name and target.id == name:
-                    return True
-    return False
 
 
 def transform(node, ctx):

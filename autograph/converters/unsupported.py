@@ -59,4 +59,6 @@ class UnsupportedTransformer(transformer.Base):
 
 
 def transform(node, ctx):
+    if ctx.lacks(*_TRY_TYPES):
+        return node                 # nothing to check: skip the walk
     return UnsupportedTransformer(ctx).visit(node)

@@ -1,24 +1,17 @@
 """Run-time dispatch of converted `if`, `while`, `for` and conditional expressions.
 
-Generated code passes the statement's pieces as functions:
+Generated code passes the statement's pieces as functions, and its variables by name:
 
-    ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('x',))
+    ag__.if_stmt(x > 0, if_body, else_body, ('x',))
 
-`get_state()` returns the current values of the symbols the statement modifies
-and that are used later (its state, named by the tuple); `set_state(values)`
-assigns them. When the state is plain variables, generated code passes None for
-both: the body function declares each `nonlocal` (or `global`), and its closure
-cells (or globals) are the variables themselves (`closure_state`). A Python
-value or an eager tensor as the condition runs the plain Python statement; a
-symbolic tensor builds `rt.cond` / `rt.while_loop`, tracing each body once with
-the state as its inputs and outputs.
+A Python value or an eager tensor as the condition runs the plain Python statement; a
+symbolic tensor builds `rt.cond` / `rt.while_loop`, tracing each body with the state as
+its inputs and outputs. What the state is - the named variables, whose cells the body
+functions' closure holds, and what discovery adds - is a StatementState (state.py).
 """
 import collections
-import contextlib
 import re
-import sys
 import threading
-import types
 
 import numpy as np
 
@@ -30,13 +23,15 @@ from runtime import nest
 from runtime import trace_warnings
 from runtime import traceback_utils
 from runtime.errors import loop_limit_exceeded
-from runtime.ops import logging_ops
 from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
 from ..errors import StagingError, is_user_error, mark_user_error, staging_error
+from . import state as state_lib
 from .data_structures import TensorList, check_list_element
-from .variables import Undefined, UndefinedReturnValue, is_undefined
+from .state import StatementState
+from .variables import (Undefined, UndefinedReturnValue, checked,
+                        is_undefined, optional_of, register_optional)
 
 __all__ = ["if_stmt", "while_stmt", "for_stmt", "if_exp", "is_symbolic"]
 
@@ -54,6 +49,7 @@ def is_symbolic(value):
 
 class _Tracing(threading.local):
     depth = 0          # how many tensor branches / loop bodies are being traced
+    probing = 0        # how many loop probes (scratch traces) are running
 
 
 _tracing = _Tracing()
@@ -149,73 +145,63 @@ def _from_graph_value(value, like):
     return value
 
 
+
 # -- state -------------------------------------------------------------------------------------
+# What a statement carries is a StatementState (operators/state.py): the plain variables the
+# converter names, and what discovery finds.
 
-def closure_state(fn, symbol_names):
-    """(get_state, set_state) for the plain variables `symbol_names`, which the body
-    function `fn` declares nonlocal (read and written through its closure cells) or
-    global. A variable without a value reads as Undefined(name), as `ag__.ldu` does."""
-    code = fn.__code__
-    freevars = code.co_freevars
-    closure = fn.__closure__ or ()
-    slots = []
-    for name in symbol_names:
-        if name in freevars:
-            slots.append(closure[freevars.index(name)])
-        elif name in code.co_names:
-            slots.append(name)
-        else:
-            raise AssertionError(f"{code.co_name} declares {name!r} neither nonlocal nor "
-                                 f"global (internal error: please report it)")
-    namespace = fn.__globals__
-    pairs = tuple(zip(symbol_names, slots))
-
-    def get_state():
-        values = []
-        for name, slot in pairs:
-            if type(slot) is str:
-                value = namespace.get(slot, _MISSING)
-                values.append(Undefined(name) if value is _MISSING else value)
-            else:
-                try:
-                    values.append(slot.cell_contents)
-                except ValueError:                      # an empty cell: no value yet
-                    values.append(Undefined(name))
-        return tuple(values)
-
-    def set_state(values):
-        for (_, slot), value in zip(pairs, values):
-            if type(slot) is str:
-                namespace[slot] = value
-            else:
-                slot.cell_contents = value
-
-    def unbind(values):
-        """Leave the variables whose value is Undefined without one (`del x` on every
-        path of a tensor `if`): reading them is Python's own UnboundLocalError."""
-        for (_, slot), value in zip(pairs, values):
-            if type(value) is not Undefined:
-                continue
-            if type(slot) is str:
-                namespace.pop(slot, None)
-            else:
-                try:
-                    del slot.cell_contents
-                except ValueError:
-                    pass
-
-    set_state.unbind = unbind
-
-    return get_state, set_state
+_MAX_TRACES = 8         # traces of one statement while discovery still finds new state
 
 
-_MISSING = object()
+class _MoreState(Exception):
+    """Raised out of a trace that changed places outside the statement's state: the
+    statement is traced again with them (`slots`; `samples`: the values they had)."""
+
+    def __init__(self, slots, samples=None, retyped=None):
+        super().__init__("internal: more state found")
+        self.slots = slots
+        self.samples = samples or {}
+        self.retyped = retyped or {}
 
 
-def _accessors(fn, get_state, set_state, symbol_names):
-    if get_state is None:
-        return closure_state(fn, symbol_names)
-    return get_state, set_state
+def _snapshot(functions):
+    """The Snapshot of what the functions reach beyond the cells they assign themselves
+    (the converter's variables), or None."""
+    functions = [fn for fn in functions if getattr(fn, "__code__", None) is not None]
+    managed = set()
+    for fn in functions:
+        managed |= state_lib.assigned_cells(fn)
+    return state_lib.Snapshot.of(functions, managed)
+
+
+def _new_state(snapshot, state):
+    """The slots the trace just made changed and `state` does not hold, with their
+    samples: raised as _MoreState when there are any."""
+    if snapshot is None:
+        return
+    found = snapshot.changes(state.keys())
+    if found:
+        samples = {slot.key(): _sample(slot.get(), kind) for slot, kind in found}
+        raise _MoreState([slot for slot, _ in found], samples)
+
+
+def _retried(trace, state, snapshot, what):
+    """Call `trace(state)` until no trace finds more state; returns its result."""
+    before = state.values()
+    samples, retyped = {}, {}
+    for _ in range(_MAX_TRACES):
+        try:
+            return trace(state, samples, retyped)
+        except _MoreState as more:
+            if snapshot is not None:
+                snapshot.restore()
+            state.assign(before)
+            state = state.extended(more.slots)
+            before = state.values()
+            samples.update(more.samples)
+            retyped.update(more.retyped)
+    raise staging_error(f"{what}: its state kept growing over {_MAX_TRACES} traces "
+                        f"(internal error: please report it)", skip=3)
 
 
 # -- if ---------------------------------------------------------------------------------------
@@ -229,80 +215,207 @@ def as_condition(value):
     return value
 
 
-def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, n_outputs=None):
+def if_stmt(cond, body, orelse, symbol_names, n_outputs=None):
     """`if cond: body() else: orelse()`, as a graph cond when `cond` is symbolic.
 
-    The first `n_outputs` symbols (all by default) are what the statement gives to the
-    code after it; the rest are only reset to their values before the statement
-    between the traces of the two branches.
+    `symbol_names`: the variables the branches assign (declared nonlocal or global in
+    `body`); the first `n_outputs` (all by default) are what the statement gives to the
+    code after it, the rest are only reset to their values before the statement between
+    the traces of the two branches.
     """
     cond = as_condition(cond)
     if is_symbolic(cond):
-        get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
-        names = list(symbol_names)
-        if n_outputs is None or n_outputs == len(names):
-            # Attributes the branches' calls assign (`acc.add(x)`) are outputs too.
-            found = _object_state([body, orelse], [body, orelse], get_state, set_state,
-                                  names)
-            if found:
-                get_state, set_state, names = _with_object_state(get_state, set_state,
-                                                                 names, found)
-            n_outputs = len(names)
-        _tensor_if(truth(cond), body, orelse, get_state, set_state, tuple(names), n_outputs)
+        state = StatementState.of_names(body, symbol_names, n_outputs)
+        staged_cond(truth(cond), body, orelse, state, "tensor `if`")
     elif cond:
         body()
     else:
         orelse()
 
 
-def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs):
-    init = get_state()
+def staged_cond(pred, true_fn, false_fn, state, what, result_name=None, reach=None):
+    """A graph cond of `true_fn()` / `false_fn()` carrying `state` (and what discovery
+    adds to it); returns the value of the branch functions (`result_name` names it).
+    `reach`: the user's functions whose reach discovery looks at (the branches)."""
+    snapshot = _snapshot(reach or (true_fn, false_fn))
+
+    def trace(state, samples, retyped):
+        return _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what,
+                            result_name)
+
+    return _retried(trace, state, snapshot, what)
+
+
+def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result_name):
+    before = state.values()
+    # (lists a branch grew: tensor lists; `retyped` holds an element of each)
+    init = tuple(_as_tensor_list(v, retyped[slot.key()], slot.label)
+                 if slot.key() in retyped else v for slot, v in zip(state.slots, before))
+    names, n_outputs = state.names, state.n_outputs
     undefined_in_true = set()
+    branch_values = {}
+    probing = _tracing.probing
+    shown = _display_names(names)
+    flat_names = []         # the flat outputs' names, filled in by the true branch
+    failed = {}             # (a probe's) branch that raised: its exception
 
     def branch(fn, which):
         def traced():
-            set_state(_fresh(init))     # each branch starts from its own copy of lists
+            state.assign(_fresh(init))      # each branch starts from its own copy of lists
             try:
-                _user(fn)()
-            except UnboundLocalError as e:     # (ag__.ld's: `name` says which variable)
-                if e.name not in symbol_names:
+                result = _user(fn)()
+            except Exception as e:  # noqa: BLE001 - re-raised, or tolerated by a probe
+                if isinstance(e, _MoreState):
+                    raise
+                if probing and which not in failed and not failed:
+                    # A probe only types the loop's values: a branch that cannot run on
+                    # them (it reads what the other creates) changes nothing.
+                    failed[which] = e
+                    if snapshot is not None:
+                        snapshot.restore()
+                    return _failed_branch(init, n_outputs)
+                label = _unassigned_read(e, state, init)
+                if label is None:
                     raise
                 frames = traceback_utils.map_traceback(e.__traceback__)
                 raise StagingError(
-                    f"{_quoted(e.name)} is read in the {which} branch of a tensor "
+                    f"{_quoted(label)} is read in the {which} branch of a tensor "
                     f"`if`, where it has no value yet (it is assigned only in the other "
                     f"branch, or later in a loop around it). A graph runs both branches' "
                     f"code, so it needs a value before the `if`: assign it before the "
                     f"`if` (or before the loop)",
                     frames[-1] if frames else None) from None
-            values = list(get_state())
-            undefined = {n for n, v in zip(symbol_names[:n_outputs], values)
-                         if type(v) is Undefined}
+            values = list(state.values())
+            _new_state(snapshot, state)
+            if snapshot is not None:
+                snapshot.restore()
+            branch_values[which] = values
+            if which == "false" and "true" in branch_values:
+                _relist(state, init, branch_values["true"], values)
+            undefined = {n for n, v in zip(names[:n_outputs], values) if type(v) is Undefined}
             if which == "true":
                 undefined_in_true.update(undefined)
-            else:
+            elif not probing:
                 _check_defined_in_both(undefined_in_true, undefined)
             for i in range(n_outputs, len(values)):      # nothing reads these afterwards
                 if type(values[i]) is Undefined:
                     values[i] = UndefinedReturnValue()
-            return tuple(_to_graph_value(v) for v in values)
+            out = (_to_graph_value(result), tuple(_branch_value(v) for v in values[:n_outputs]),
+                   tuple(_to_graph_value(v) for v in values[n_outputs:]))
+            if which == "true":
+                flat_names.extend([result_name or "the value"] * len(nest.flatten(out[0])))
+                for name, v in zip(shown, out[1] + out[2]):
+                    flat_names.extend([name] * len(nest.flatten(v)))
+            return out
         return traced
 
-    outs = _staging_check("tensor `if`", rt_cf.cond_with_names, cond,
-                          branch(body, "true"), branch(orelse, "false"),
-                          names=_display_names(symbol_names), missing=_is_missing_return)
-    final = tuple(_unless_unchanged(_from_graph_value(v, like), like)
-                  for v, like in zip(outs, init))
-    set_state(final)
-    unbind = getattr(set_state, "unbind", None)
-    if unbind is not None:
-        unbind(final)
+    outs = _staging_check(what, rt_cf.cond_with_names, pred, branch(true_fn, "true"),
+                          branch(false_fn, "false"), names=flat_names,
+                          missing=_is_unknown_in_probe if probing else _is_missing_return)
+    result, merged, resets = outs
+    final = tuple(_unless_unchanged(_from_branch_value(v, like, name), like)
+                  for v, like, name in zip(merged, init, names)) + tuple(
+        _from_graph_value(v, like) for v, like in zip(resets, init[n_outputs:]))
+    state.assign(final)
+    state.unbind_undefined(final)
+    return result
+
+
+def _failed_branch(init, n_outputs):
+    """What a branch that failed in a probe gives: no value (None: the other branch's
+    types it, _is_unknown_in_probe), nothing changed."""
+    return (None, tuple((_to_graph_value(v), True) for v in init[:n_outputs]),
+            tuple(_to_graph_value(v) for v in init[n_outputs:]))
+
+
+def _unassigned_read(error, state, init):
+    """The label of the slot (holding no value before the `if`) whose read raised `error`,
+    or None: the other branch creates it."""
+    for slot, value in zip(state.slots, init):
+        if type(value) is not Undefined:
+            continue
+        if isinstance(error, UnboundLocalError) and error.name == slot.label:
+            return slot.label
+        if isinstance(error, AttributeError) and isinstance(slot, state_lib.AttributeSlot) \
+                and getattr(error, "obj", None) is slot.obj and error.name == slot.attr:
+            return slot.label
+        if isinstance(error, KeyError) and isinstance(slot, state_lib.ItemSlot) \
+                and error.args and error.args[0] == slot.index:
+            return slot.label
+    return None
+
+
+def _branch_value(value):
+    """A state value as a branch returns it: an optional value as (its value, its flag),
+    any other as (value, True) - so only optional values add outputs (equal Python
+    values of the two branches are no outputs)."""
+    found = optional_of(value) if not isinstance(value, (Undefined, UndefinedReturnValue)) \
+        else None
+    if found is not None:
+        return (_to_graph_value(value), found[0])
+    return (_to_graph_value(value), True)
+
+
+def _from_branch_value(pair, like, name):
+    value, flag = pair
+    value = _from_graph_value(value, like)
+    if isinstance(flag, Tensor):
+        found = optional_of(like)
+        absent = found[2] if found is not None else Undefined(name)
+        register_optional(value, flag, found[1] if found is not None else name, absent)
+    return value
+
+
+def _relist(state, init, true_values, false_values):
+    """A list the branches leave with different lengths (one appended to it): the state
+    holds a tensor list instead, whose length the graph decides."""
+    retyped = {}
+    for slot, before, a, b in zip(state.slots, init, true_values, false_values):
+        if not isinstance(before, (list, TensorList)):
+            continue                # (new lists of two lengths: a structure error)
+        lists = [v for v in (a, b) if isinstance(v, (list, TensorList))]
+        if len(lists) != 2 or not any(isinstance(v, list) for v in lists):
+            continue
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            continue
+        elements = [e for v in lists for e in (v if isinstance(v, list) else [])]
+        sample = next((e for e in elements), None)
+        if sample is None:
+            sample = next((v for v in lists if isinstance(v, TensorList)), None)
+        retyped[slot.key()] = sample
+    if retyped:
+        raise _MoreState([], retyped=retyped)
+
+
+def _as_tensor_list(value, element, name):
+    """The list `value` as a TensorList; `element` (or a TensorList like it) gives the
+    element type if it is empty."""
+    if isinstance(value, TensorList):
+        return value
+    if value:
+        return TensorList.from_list(list(value), name)
+    if element is None:
+        raise staging_error(
+            f"{_quoted(name)} is an empty list whose length a tensor decides, and whose "
+            f"elements are not known: give it an element before (or start from a tensor)",
+            skip=6)
+    return _empty_like(element, name)
+
+
+def _empty_like(element, name):
+    """An empty TensorList of elements like `element`, or like a TensorList's (weakly
+    typed as its elements are: rows standing for Python numbers print as numbers)."""
+    if isinstance(element, TensorList):
+        empty = TensorList.empty_like(element.element_like(), name)
+        empty.weak = element.weak
+        return empty
+    return TensorList.empty_like(element, name)
 
 
 def _fresh(values):
-    """The state with Python lists and dicts copied, so one branch cannot see the other's
-    in-place changes (`l.append(x)` in the true branch)."""
-    return tuple(type(v)(v) if type(v) in (list, dict) else v for v in values)
+    """The state with Python lists, dicts and tensor lists copied, so one branch cannot
+    see the other's in-place changes (`l.append(x)` in the true branch)."""
+    return tuple(v.copy() if isinstance(v, (list, dict, TensorList)) else v for v in values)
 
 
 def _unless_unchanged(value, like):
@@ -319,6 +432,12 @@ def _unless_unchanged(value, like):
 
 def _is_missing_return(value):
     return type(value) is UndefinedReturnValue
+
+
+def _is_unknown_in_probe(value):
+    """A probe's branch value that the other branch's types: no value, or None (a
+    variable `None` before the loop that only one branch assigns, in a nested `if`)."""
+    return value is None or is_undefined(value)
 
 
 # The flags and slots the jump converters make, by what errors should call them.
@@ -362,14 +481,14 @@ def if_exp(cond, if_true, if_false, expr_repr):
     """`if_true() if cond else if_false()`, as a graph cond when `cond` is symbolic."""
     cond = as_condition(cond)
     if is_symbolic(cond):
-        return _staging_check(f"conditional expression `{expr_repr}`", rt_cf.cond_with_names,
-                              truth(cond), _user(if_true), _user(if_false))
+        return staged_cond(truth(cond), if_true, if_false, StatementState((), 0),
+                           f"conditional expression `{expr_repr}`")
     return if_true() if cond else if_false()
 
 
 # -- while -----------------------------------------------------------------------------------
 
-def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
+def while_stmt(test, body, symbol_names, opts=None):
     """`while test(): body()`; a graph loop once the condition is symbolic.
 
     A condition that becomes a tensor after some Python iterations turns the rest
@@ -390,25 +509,20 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
             tensor_iterations += 1
         python_body()
         cond = as_condition(test())
-    get_state, set_state = _accessors(body, get_state, set_state, symbol_names)
-    _tensor_loop(test, body, get_state, set_state, symbol_names, opts)
+    state = StatementState.of_names(body, symbol_names)
+    _tensor_loop(test, body, state, opts, reach=(body, test))
 
 
-class _FirstAssignedInLoop:
-    """Initial value of a symbol first assigned inside a tensor loop.
+class _Optional:
+    """The initial value of a slot a tensor loop may leave without a value: None, or none
+    at all, before the loop (`absent`), and assigned in it. The loop carries `zero` (of the
+    type the body assigns) and `flag` (whether it holds a value: False before the first
+    assignment), unless `flag` is None (the return value: read only once returned)."""
 
-    The loop carries a zero of the type the body assigns (found by tracing the
-    body once in a scratch graph) and, for user variables, a flag saying whether
-    the body ran: reading the symbol after a loop that ran zero times fails at
-    run time, as it would in Python.
-    """
+    __slots__ = ("name", "zero", "flag", "absent")
 
-    __slots__ = ("name", "zero", "is_return")
-
-    def __init__(self, name, zero, is_return):
-        self.name = name
-        self.zero = zero
-        self.is_return = is_return
+    def __init__(self, name, zero, flag, absent):
+        self.name, self.zero, self.flag, self.absent = name, zero, flag, absent
 
 
 _LOOP_LEAVES = (Tensor, rt.Variable, TensorList) + _NUMBERS
@@ -417,72 +531,383 @@ _LOOP_LEAVES = (Tensor, rt.Variable, TensorList) + _NUMBERS
 def _carried(value):
     """Whether loop state of this value becomes a loop variable of the graph loop:
     tensors, numbers, tensor lists, and tuples/lists/dicts of them."""
-    if isinstance(value, _FirstAssignedInLoop):
+    if isinstance(value, _Optional):
         return True
     leaves = nest.flatten(value)
     return bool(leaves) and all(isinstance(v, _LOOP_LEAVES) for v in leaves)
 
 
-def _tensor_loop(test, body, get_state, set_state, symbol_names, opts, prefix=()):
+def _tensor_loop(test, body, state, opts, prefix=(), reach=()):
     """rt.while_loop over the loop state, after `prefix` loop variables of a `for`.
 
-    `test(*prefix)` and `body(*prefix)` see the state through get/set_state; the
-    body returns the next prefix values.
+    `test(*prefix)` and `body(*prefix)` see the state through its slots; the body
+    returns the next prefix values. `reach`: the user's functions whose reach discovery
+    looks at.
     """
-    names = list(symbol_names)
-    found = _object_state([body], [body, test], get_state, set_state, names, prefix)
-    if found:
-        get_state, set_state, names = _with_object_state(get_state, set_state, names, found)
-    # (the probe's prefix values are tensors, as in the loop: never Python values; weak
-    # where the loop's are, standing for the Python number they start from)
-    init = _initial_state(list(get_state()), names,
-                          lambda: body(*[_probe_tensor(p) for p in prefix]),
-                          get_state, set_state)
+    snapshot = _snapshot(reach)
+    samples = {}
+    probed = any(_needs_type(v) for v in state.values())
+    if probed:
+        state, samples = _probe(state, body, prefix, snapshot)
+
+    def trace(state, found_samples, retyped):
+        return _traced_loop(test, body, state, {**samples, **found_samples}, retyped,
+                            snapshot, opts, prefix)
+
+    before = state.values()
+    try:
+        return _retried(trace, state, snapshot, "tensor loop")
+    except Exception:
+        if probed or snapshot is None:
+            raise
+        # The body failed on the state found so far: it may read what it creates behind a
+        # tensor condition (`if first: obj.x = 0 else: obj.x += 1`). A probe, which lets
+        # a branch fail, finds that state; with it the loop is traced again.
+        snapshot.restore()
+        state.assign(before)
+        try:
+            grown, samples = _probe(state, body, prefix, snapshot)
+        except Exception:  # noqa: BLE001 - the loop's own error says more
+            grown = state
+        if len(grown.slots) == len(state.slots):
+            raise
+    return _retried(trace, grown, snapshot, "tensor loop")
+
+
+def _needs_type(value):
+    """Whether a loop needs the probe to know how to carry this value."""
+    return (is_undefined(value) or value is None or isinstance(value, list)) and \
+        optional_of(value) is None
+
+
+def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
+    names = state.names
+    init = [_carried_init(v, samples.get(slot.key(), _NO_SAMPLE), slot.label)
+            for slot, v in zip(state.slots, state.values())]
     carried = [i for i, v in enumerate(init) if _carried(v)]
-    flagged = [i for i in carried
-               if isinstance(init[i], _FirstAssignedInLoop) and not init[i].is_return]
+    flagged = [i for i in carried if isinstance(init[i], _Optional) and
+               init[i].flag is not None]
     n_pre, n_car = len(prefix), len(carried)
 
-    def state_of(loop_values):
+    def state_of(loop_values, flags):
         values = list(init)
         for i, v in zip(carried, loop_values):
-            values[i] = _from_graph_value(v, init[i])
+            values[i] = _from_graph_value(v, _like(init[i]))
+        for i, flag in zip(flagged, flags):
+            register_optional(values[i], flag, init[i].name, init[i].absent)
         return tuple(values)
 
+    def split(loop_values):
+        return (loop_values[n_pre:n_pre + n_car], loop_values[n_pre + n_car:])
+
     def cond_fn(*loop_values):
-        set_state(state_of(loop_values[n_pre:n_pre + n_car]))
-        result = _user(test)(*loop_values[:n_pre])
+        state.assign(state_of(*split(loop_values)))
+        result = as_condition(_user(test)(*loop_values[:n_pre]))
         return truth(result) if is_symbolic(result) else result
 
     def body_fn(*loop_values):
-        set_state(state_of(loop_values[n_pre:n_pre + n_car]))
+        state.assign(state_of(*split(loop_values)))
         next_prefix = _user(body)(*loop_values[:n_pre]) or ()
-        values = get_state()
-        _check_unchanged(values, init, carried, names)
-        return (tuple(next_prefix) + tuple(_to_graph_value(values[i]) for i in carried)
-                + (True,) * len(flagged))
+        values = state.values()
+        _new_state(snapshot, state)
+        _check_unchanged(state, values, init, carried)
+        _check_owned(state, values, init, owned, owned - any_rank)
+        outputs, flags = [], []
+        for i in carried:
+            value, flag = _loop_output(values[i], init[i])
+            outputs.append(value)
+            if i in flagged:
+                flags.append(flag)
+        return tuple(next_prefix) + tuple(outputs) + tuple(flags)
 
     loop_vars = (tuple(prefix) + tuple(_initial_graph_value(init[i]) for i in carried)
-                 + (False,) * len(flagged))
+                 + tuple(init[i].flag for i in flagged))
     loop_names = ([f"<iteration {k}>" for k in range(n_pre)]
                   + _display_names([names[i] for i in carried])
                   + [f"<{names[i]} assigned>" for i in flagged])
-    invariants = _invariants(opts, init, carried, n_pre, len(flagged))
-    outs = list(_staging_check(
-        "tensor loop", rt_cf.while_loop_with_names, cond_fn, body_fn, loop_vars,
-        shape_invariants=invariants, maximum_iterations=(opts or {}).get("maximum_iterations"),
-        names=loop_names, adapt_numbers=True))
-    final = list(state_of(outs[n_pre:n_pre + n_car]))
-    for i, flag in zip(flagged, outs[n_pre + n_car:]):
-        final[i] = _assert_assigned(flag, final[i], names[i])
-    set_state(tuple(final))
+    # Values the loop gives their shape (first assigned in it, the return value) take any
+    # shape of the rank they start with, or any rank once an iteration changes it.
+    owned = {i for i in carried if isinstance(init[i], _Optional) or _is_return_slot(names[i])}
+    any_rank = {i for i in owned if retyped.get(state.slots[i].key()) is _ANY_RANK}
+    invariants = _invariants(opts, init, carried, n_pre, len(flagged), owned, any_rank)
+    try:
+        outs = list(_staging_check(
+            "tensor loop", rt_cf.while_loop_with_names, cond_fn, body_fn, loop_vars,
+            shape_invariants=invariants,
+            maximum_iterations=(opts or {}).get("maximum_iterations"),
+            names=loop_names, adapt_numbers=True))
+    finally:
+        if snapshot is not None:
+            snapshot.restore()
+    loop_values, flags = split(outs)
+    final = list(state_of(loop_values, flags))
+    for i in flagged:
+        if not isinstance(state.slots[i], (state_lib.CellSlot, state_lib.GlobalSlot)):
+            # (an attribute or item: no read of it is checked; it is checked here)
+            final[i] = checked(final[i])
+    state.assign(tuple(final))
     return outs[:n_pre]
 
 
+_ANY_RANK = object()
+
+
+def _is_return_slot(name):
+    return name.startswith("retval_") and _GENERATED.match(name) is not None
+
+
+def _check_owned(state, values, init, owned, ranked):
+    """A value the loop owns (it gives it its type) that an iteration gives another
+    structure (the probe could not tell: `return v` of a list the body grows later) or
+    another rank (`ranked` ones): traced again, typed by this iteration, of any rank."""
+    samples, any_rank = {}, {}
+    for i in owned:
+        value = values[i]
+        if value is None or is_undefined(value):
+            continue
+        before = _to_graph_value(_like(init[i]))
+        after = _to_graph_value(value)
+        key = state.slots[i].key()
+        if not nest.same_structure(before, after):
+            samples[key] = _sample(value)
+            continue
+        if i not in ranked:
+            continue
+        ranks = [(getattr(getattr(a, "shape", None), "rank", 0), b.shape.rank)
+                 for a, b in zip(nest.flatten(after), nest.flatten(before))
+                 if isinstance(b, Tensor)]
+        if any(a != b for a, b in ranks):
+            any_rank[key] = _ANY_RANK
+    if samples or any_rank:
+        raise _MoreState([], samples=samples, retyped=any_rank)
+
+
+def _like(value):
+    """What a loop value is rebuilt like (see _from_graph_value)."""
+    return value.zero if isinstance(value, _Optional) else value
+
+
 def _initial_graph_value(value):
-    if isinstance(value, _FirstAssignedInLoop):
+    if isinstance(value, _Optional):
         return _to_graph_value(value.zero)
+    if type(value) is float:
+        return _python_float(value)
     return _to_graph_value(value)
+
+
+def _python_float(value):
+    """A variable holding a Python float, as a loop carries it: float64 standing for the
+    number (weak: it takes the dtype of the float32 tensors it meets, as eagerly), so
+    Python's own arithmetic on it (`lr *= 0.9`) keeps its precision. (Floats in lists are
+    data, which ops convert to float32 arrays, as eagerly: they stay float32.)"""
+    t = registry.constant(value, dtypes.float64)
+    t.weak = "f"
+    return t
+
+
+def _loop_output(value, init):
+    """(graph value, flag) of a slot's value at the end of an iteration."""
+    if isinstance(init, _Optional) and init.flag is not None:
+        if value is None or is_undefined(value):
+            return _to_graph_value(init.zero), False       # (assigned None again)
+        found = optional_of(value)
+        return _to_graph_value(value), (found[0] if found is not None else True)
+    return _to_graph_value(value), None
+
+
+# -- how a loop carries each slot ------------------------------------------------------------
+
+class _Grown:
+    """The sample of a list whose length the body changed: a tensor list; `element` is
+    an element it held, or a TensorList of such elements (None when none was seen)."""
+
+    __slots__ = ("element",)
+
+    def __init__(self, element):
+        self.element = element
+
+
+_NO_SAMPLE = object()
+
+
+def _sample(value, kind="value"):
+    """What a slot held after a trace of the body, as much as typing needs (taken before
+    the places are restored)."""
+    # (A grown list's element type is its first element's: the element only types a list
+    # that was empty before, whose first element is the first one appended.)
+    if kind == "length" and isinstance(value, list):
+        return _Grown(value[0] if value else None)
+    if isinstance(value, _ProbeList):
+        if len(value) != value.initial_length:
+            return _Grown(value[0] if len(value) else value.first)
+        return list(value)
+    if isinstance(value, TensorList):
+        return _Grown(value)
+    if isinstance(value, list):
+        return list(value)
+    return value
+
+
+def _carried_init(before, sample, name):
+    """The value a graph loop starts a slot from, given its value `before` the loop and
+    what a trace of the body left in it (`sample`)."""
+    if sample is _NO_SAMPLE or sample is before:
+        return before
+    if optional_of(before) is not None:
+        found = optional_of(before)
+        return _Optional(found[1], before, found[0], found[2])
+    if type(before) is UndefinedReturnValue:
+        if is_undefined(sample) or not _typeable(sample):
+            return before
+        return _Optional(name, _typed_zero(sample, name), None, before)
+    if type(before) is Undefined or before is None:
+        if is_undefined(sample) or sample is None or not _typeable(sample):
+            return before
+        zero = _typed_zero(sample, name)
+        return _Optional(name, zero, False, None if before is None else before)
+    if isinstance(before, list):
+        if isinstance(sample, _Grown):
+            return _as_tensor_list(before, sample.element, name)
+        if isinstance(sample, list) and len(sample) != len(before):
+            return _as_tensor_list(before, sample[0] if sample else None, name)
+        if isinstance(sample, Tensor) and not isinstance(before, TensorList):
+            try:
+                return registry.convert_to_tensor(before, dtype_hint=sample.dtype)
+            except (TypeError, ValueError):
+                return before
+    return before
+
+
+def _typeable(sample):
+    """Whether a sample gives a loop value a type: it holds a tensor, number or tensor list
+    (an empty list does not: a list the body returns before it grows it)."""
+    if isinstance(sample, _Grown):
+        return sample.element is not None
+    leaves = nest.flatten(sample)
+    return bool(leaves) and all(isinstance(v, _LOOP_LEAVES) for v in leaves)
+
+
+def _typed_zero(value, name):
+    if isinstance(value, _Grown):
+        if value.element is None:
+            raise staging_error(
+                f"{_quoted(name)} is first assigned inside a tensor loop to an empty list "
+                f"whose elements are not known; give it a value before the loop", skip=6)
+        return _empty_like(value.element, name)
+    if isinstance(value, TensorList):
+        return _empty_like(value, value.name)
+    if nest.is_nested(value) and not isinstance(value, list):
+        return nest.map_structure(lambda v: _typed_zero(v, name), value)
+    if isinstance(value, list):
+        # First assigned in the body, a list is made anew each iteration: a structure of
+        # fixed length (a list the body grew started empty, a tensor list, above).
+        return [_typed_zero(v, name) for v in value]
+    if not isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
+        raise staging_error(
+            f"{_quoted(name)} is first assigned inside a tensor loop and holds {_kind(value)}; a "
+            f"symbol assigned in a graph loop must hold a tensor (assign it before the loop)",
+            skip=6)
+    t = value.read_value() if isinstance(value, rt.Variable) else \
+        registry.convert_to_tensor(value)
+    dims = [0 if d is None else d for d in (t.shape.dims or ())]
+    with rt.init_scope():
+        zero = rt.constant(np.zeros(dims, t.dtype.np))
+    return zero
+
+
+# -- the probe: one scratch trace of a loop body, for the types it needs ----------------------
+
+def _probe(state, body, prefix, snapshot):
+    """Trace the body once in a scratch graph, the state standing in as placeholders (as
+    in a graph loop, where every iteration's values are unknown); returns the state with
+    what the trace discovered, and the samples of every slot. Everything is restored."""
+    init = state.values()
+    scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
+    _tracing.probing += 1
+    try:
+        with scratch.as_default():
+            state.assign(tuple(_stand_in(v, scratch, name)
+                               for v, name in zip(init, state.names)))
+            _user(body)(*[_probe_tensor(p) for p in prefix])
+            samples = {slot.key(): _sample(slot.get()) for slot in state.slots}
+            found = snapshot.changes(state.keys()) if snapshot is not None else []
+            for slot, kind in found:
+                samples[slot.key()] = _sample(slot.get(), kind)
+    finally:
+        _tracing.probing -= 1
+        if snapshot is not None:
+            snapshot.restore()
+        state.assign(init)
+    return state.extended(slot for slot, _ in found), samples
+
+
+def _probe_tensor(value):
+    """A loop prefix value (the counter) as the probe sees it: a placeholder, as in the
+    loop (a constant 0 would make `t[i]` of a tensor of static length 0 an error)."""
+    return _stand_in(value, rt.get_default_graph())
+
+
+class _ProbeList(list):
+    """A list standing for a state list in the probe: a Python list of placeholders that
+    remembers its length (did the body grow it?), reads at a tensor index, and checks
+    what is appended (a list the loop grows holds tensors: the error names the append)."""
+
+    def __init__(self, items=(), name="list"):
+        super().__init__(items)
+        self.initial_length = len(self)
+        self.first = None
+        self.name = name
+
+    def append(self, element):
+        check_list_element(element, self.name)
+        if self.first is None:
+            self.first = element
+        super().append(element)
+
+    def copy(self):
+        new = _ProbeList(self, self.name)
+        new.initial_length, new.first = self.initial_length, self.first
+        return new
+
+    def __getitem__(self, i):
+        if isinstance(i, Tensor) and len(self):
+            return rt.gather(rt.stack(list(self)), i)
+        return super().__getitem__(i)
+
+
+def _stand_in(value, graph, name="list", top=True):
+    """A placeholder shaped like a loop-state value, for the probe (`top`: the slot's
+    value itself, not an element of it)."""
+    if isinstance(value, list):
+        return _ProbeList((_stand_in(v, graph, name, False) for v in value), name)
+    if isinstance(value, TensorList):
+        return TensorList(_placeholder(value.tensor, graph, first_unknown=True), value.name,
+                          value.weak)
+    found = optional_of(value)
+    if nest.is_nested(value):
+        return nest.map_structure(lambda v: _stand_in(v, graph, name, False), value)
+    if type(value) is float and top:
+        return _placeholder(_python_float(value), graph)
+    if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
+        t = _placeholder(value, graph)
+        if found is not None:
+            register_optional(t, _placeholder(found[0], graph), found[1], found[2])
+        return t
+    return value
+
+
+def _placeholder(value, graph, first_unknown=False):
+    t = value.read_value() if isinstance(value, rt.Variable) else \
+        registry.convert_to_tensor(value)
+    dims = t.shape.dims
+    if first_unknown and dims:
+        dims = [None] + list(dims[1:])
+    op = graph.create_op(registry.get("placeholder"), [], {"shape": dims, "dtype": t.dtype},
+                         [(rt.TensorShape(dims), t.dtype)], name="probe")
+    # A Python number (or a tensor standing for one) is weak in the loop: here too.
+    op.outputs[0].weak = (getattr(value, "weak", None) if isinstance(value, Tensor)
+                          else dtypes.weak_kind(value))
+    return op.outputs[0]
 
 
 def _same(now, before):
@@ -498,11 +923,19 @@ def _same(now, before):
         return False
 
 
-def _check_unchanged(values, init, carried, names):
+def _check_unchanged(state, values, init, carried):
+    """The slots the loop does not carry must keep their values; one without a value (or
+    None) before the loop that this iteration assigns is traced again, typed by it."""
     carried = set(carried)
+    names = state.names
     graph = rt.get_default_graph()
+    retype = {}
     for i, (now, before) in enumerate(zip(values, init)):
         if i in carried:
+            continue
+        if (is_undefined(before) or before is None) and _typeable(_sample(now)) \
+                and not isinstance(now, list):
+            retype[state.slots[i].key()] = _sample(now)
             continue
         if _same(now, before):
             if isinstance(now, (dict, list)) and any(
@@ -521,6 +954,8 @@ def _check_unchanged(values, init, carried, names):
             f"{_quoted(names[i])} holds {_kind(before)} and is changed inside a tensor loop; only "
             f"tensors (and numbers, which become tensors) can change in a graph loop",
             skip=4)
+    if retype:
+        raise _MoreState([], samples=retype)
 
 
 def _kind(value):
@@ -529,8 +964,9 @@ def _kind(value):
     return "None" if value is None else f"a Python {type(value).__name__}"
 
 
-def _invariants(opts, init, carried, n_pre, n_flags):
-    """Shape invariants per loop variable: from set_loop_options, and [None, ...] for lists."""
+def _invariants(opts, init, carried, n_pre, n_flags, owned=(), any_rank=()):
+    """Shape invariants per loop variable: from set_loop_options, [None, ...] for lists,
+    any shape of their rank for the values the loop owns (`any_rank`: of any rank)."""
     given = {}
     pairs = (opts or {}).get("shape_invariants") or ()
     for pair in pairs:
@@ -551,18 +987,24 @@ def _invariants(opts, init, carried, n_pre, n_flags):
                                 f"for the loop's variables", skip=5)
     out = [None] * n_pre
     for i in carried:
-        value = init[i]
+        value = _like(init[i])
         default = _default_invariant
-        if isinstance(value, _FirstAssignedInLoop):
+        if i in any_rank:
+            default = _any_shape
+        elif i in owned:
             # Its value before the loop is a stand-in, not the user's: its shape may be
-            # whatever each iteration assigns (only the rank stays).
-            value, default = value.zero, _relaxed_invariant
+            # whatever each iteration assigns.
+            default = _relaxed_invariant
         if i in given:
             out.append(given[i])
         else:
             out.append(nest.map_structure(default, value))
     out += [None] * n_flags
     return out if any(s is not None for s in nest.flatten(out)) else None
+
+
+def _any_shape(value):
+    return rt.TensorShape(None)
 
 
 def _relaxed_invariant(value):
@@ -579,302 +1021,9 @@ def _default_invariant(value):
     return rt.TensorShape([])
 
 
-# -- attributes of the caller's objects that the body changes ------------------------------
-# `while clock.t < end: clock.tick()`: tick() assigns clock.t, which the converter cannot
-# see (the assignment is in another function). The objects the body can reach through its
-# closure (its free variables, their attributes, the elements of lists and dicts there)
-# are compared before and after a scratch trace of the body: what it changed is loop state.
-
-_LIBRARY_ROOTS = frozenset(("runtime", "autograph", "numpy", "builtins", "gast"))
-
-
-def _user_object(value):
-    cls = type(value)
-    if isinstance(value, (Tensor, rt.Variable, TensorList, type, types.ModuleType,
-                          types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
-        return False
-    module = (getattr(cls, "__module__", None) or "").partition(".")[0]
-    return (module not in _LIBRARY_ROOTS and module not in _STDLIB
-            and hasattr(value, "__dict__"))
-
-
-_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"types", "functools"}
-
-
-def _reachable_objects(functions):
-    """[(label, object)] of user objects reachable from the functions' closures: the free
-    variables, one level of their attributes, and elements of lists, tuples and dicts."""
-    found, seen = [], set()
-
-    def add(label, value, depth):
-        if isinstance(value, (list, tuple)) and depth:
-            for k, item in enumerate(value[:64]):
-                add(f"{label}[{k}]", item, depth - 1)
-            return
-        if isinstance(value, dict) and depth:
-            for key, item in list(value.items())[:64]:
-                add(f"{label}[{key!r}]", item, depth - 1)
-            return
-        if not _user_object(value) or id(value) in seen:
-            return
-        seen.add(id(value))
-        found.append((label, value))
-        if depth:
-            for attr, item in list(vars(value).items()):
-                add(f"{label}.{attr}", item, depth - 1)
-
-    functions, seen_functions = list(functions), set()
-    while functions:
-        fn = functions.pop()
-        code, closure = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
-        if code is None or not closure or id(fn) in seen_functions:
-            continue
-        seen_functions.add(id(fn))
-        for name, cell in zip(code.co_freevars, closure):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            if isinstance(value, types.FunctionType):
-                functions.append(value)         # the generated body inside a wrapper
-            else:
-                add(name, value, 2)
-    return found
-
-
-def _object_state(bodies, reach, get_state, set_state, names, prefix=()):
-    """[(label, object, attribute)] that the functions `bodies` (a loop body; an `if`'s
-    branches) change on the objects the functions `reach` can reach: found by tracing each
-    once in a scratch graph, everything restored after; minus what the state names."""
-    if getattr(_tracing, "discovering", False):
-        return []           # (inside another statement's discovery trace: it finds them)
-    objects = _reachable_objects(reach)
-    if not objects:
-        return []
-    before = [(label, obj, dict(vars(obj))) for label, obj in objects]
-    init = tuple(get_state())
-    changed = {}
-    for body in bodies:
-        _tracing.discovering = True
-        try:
-            with _scratch_trace(init, names, set_state):
-                _user(body)(*[_probe_tensor(p) for p in prefix])
-        except Exception:  # noqa: BLE001 - the real trace reports it properly
-            pass
-        finally:
-            _tracing.discovering = False
-            for label, obj, saved in before:
-                now = vars(obj)
-                for attr in set(now) | set(saved):
-                    if now.get(attr, _ABSENT) is not saved.get(attr, _ABSENT):
-                        changed.setdefault(f"{label}.{attr}", (obj, attr))
-                now.clear()
-                now.update(saved)
-    known = set(names)
-    return [(label, obj, attr) for label, (obj, attr) in sorted(changed.items())
-            if label not in known]
-
-
-_ABSENT = object()
-
-
-def _with_object_state(get_state, set_state, names, found):
-    """get_state/set_state/names extended by the attributes `found` (_object_state)."""
-    n = len(names)
-
-    def get_all():
-        return tuple(get_state()) + tuple(
-            vars(obj).get(attr, Undefined(label)) for label, obj, attr in found)
-
-    def set_all(values):
-        set_state(tuple(values[:n]))
-        for (label, obj, attr), value in zip(found, values[n:]):
-            if type(value) is Undefined:
-                vars(obj).pop(attr, None)
-            else:
-                setattr(obj, attr, value)
-
-    return get_all, set_all, list(names) + [label for label, _, _ in found]
-
-
-def _probe_tensor(value):
-    """A loop prefix value (the counter) as the probe sees it: a placeholder, as in the
-    loop (a constant 0 would make `t[i]` of a tensor of static length 0 an error)."""
-    return _stand_in(value, rt.get_default_graph())
-
-
-def _initial_state(init, names, probe_body, get_state, set_state):
-    """Typed initial values for a graph loop.
-
-    Python lists the body grows or shrinks become tensor lists; one it only replaces by
-    a list of the same length (`acc = [a + g for a, g in zip(acc, grads)]`) stays a list,
-    carried element by element. Symbols without a value, and empty lists, get the type
-    the body gives them. All this is learned by tracing the body once in a scratch graph.
-    """
-    unknown = [i for i, v in enumerate(init) if is_undefined(v) or isinstance(v, list)]
-    fixed_lists = any(isinstance(v, list) and v for v in init)
-    probed = None
-    if fixed_lists:
-        try:                                # lists as lists: which keep their length?
-            probed = _probe(init, probe_body, get_state, set_state, names, lists=True)
-        except (StagingError, TypeError, ValueError, IndexError):
-            fixed_lists = False             # (a branch pops, say): tensor lists all
-    if probed is None and unknown:
-        probed = _probe(init, probe_body, get_state, set_state, names)
-    out = list(init)
-    for i, value in enumerate(init):
-        if isinstance(value, list):
-            if fixed_lists and value and type(probed[i]) is list and \
-                    len(probed[i]) == len(value):
-                continue                    # a list of fixed length: a nested structure
-            if value:
-                out[i] = TensorList.from_list(value, names[i])
-            else:
-                sample = probed[i]
-                if isinstance(sample, _ProbeList) and sample.element is not None:
-                    out[i] = TensorList.empty_like(sample.element, names[i])  # appended to
-        elif is_undefined(value):
-            assigned = probed[i]
-            if is_undefined(assigned):
-                continue          # not assigned by the body either
-            out[i] = _FirstAssignedInLoop(names[i], _typed_zero(assigned, names[i]),
-                                          type(value) is UndefinedReturnValue)
-    return out
-
-
-@contextlib.contextmanager
-def _scratch_trace(init, names, set_state, lists=False):
-    """A scratch graph in which the state `init` holds symbolic stand-ins (as in a graph
-    loop, where every iteration's values are unknown); the state is restored after.
-    Non-empty lists stand in as lists (`lists`) or tensor lists."""
-    scratch = rt.Graph("probe", outer_graph=rt.get_default_graph())
-    try:
-        with scratch.as_default():
-            set_state(tuple(_stand_in(v, scratch, name, lists)
-                            for v, name in zip(init, names)))
-            yield
-    finally:
-        set_state(tuple(init))
-
-
-def _probe(init, probe_body, get_state, set_state, names, lists=False):
-    """Run the body once in a scratch trace and return the state it leaves."""
-    with _scratch_trace(init, names, set_state, lists):
-        _user(probe_body)()
-        return list(get_state())
-
-
-class _ProbeList:
-    """Stands for an empty list during the probe: it records the first element appended
-    and otherwise stays the same object (so probed branches agree on it)."""
-
-    def __init__(self, name="list"):
-        self.element = None
-        self.name = name
-
-    def append(self, element):
-        check_list_element(element, self.name)
-        if self.element is None:
-            self.element = element
-
-    def extend(self, items):
-        for item in items:
-            self.append(item)
-
-    def __iadd__(self, items):
-        self.extend(items)
-        return self
-
-    __add__ = __iadd__
-
-    def insert(self, i, element):
-        self.append(element)
-
-    def pop(self, i=None):
-        if self.element is None:
-            raise IndexError("pop from empty list")
-        return self.element
-
-    def __len__(self):
-        return 0
-
-    def __iter__(self):
-        return iter(())
-
-
-def _stand_in(value, graph, name="list", lists=False):
-    """A placeholder shaped like a loop-state value; lists as the loop may carry them."""
-    if isinstance(value, list):
-        if not value:
-            return _ProbeList(name)
-        if not lists:
-            return TensorList.from_list(value, name)
-        return [_stand_in(v, graph, name) for v in value]   # grown in place if appended to
-    if nest.is_nested(value):
-        return nest.map_structure(lambda v: _stand_in(v, graph, name, lists), value)
-    if isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
-        t = value.read_value() if isinstance(value, rt.Variable) else \
-            registry.convert_to_tensor(value)
-        op = graph.create_op(registry.get("placeholder"), [],
-                             {"shape": t.shape.dims, "dtype": t.dtype}, [(t.shape, t.dtype)],
-                             name="probe")
-        # A Python number (or a tensor standing for one) is weak in the loop: here too.
-        op.outputs[0].weak = (getattr(value, "weak", None) if isinstance(value, Tensor)
-                              else dtypes.weak_kind(value))
-        return op.outputs[0]
-    return value
-
-
-def _typed_zero(value, name):
-    if nest.is_nested(value) and not isinstance(value, list):
-        return nest.map_structure(lambda v: _typed_zero(v, name), value)
-    if isinstance(value, TensorList):
-        return TensorList.empty_like(value.element_like())
-    if isinstance(value, _ProbeList):
-        # (an empty list the loop grows, assigned to this symbol too: `return v`)
-        if value.element is None:
-            raise staging_error(
-                f"{_quoted(name)} is first assigned inside a tensor loop to an empty list "
-                f"whose elements are not known; give it a value before the loop", skip=6)
-        return TensorList.empty_like(value.element, value.name)
-    if isinstance(value, list):
-        # First assigned in the body, a list is made anew each iteration: a structure of
-        # fixed length (a list the body grew started empty, a tensor list, above).
-        return [_typed_zero(v, name) for v in value]
-    if not isinstance(value, (Tensor, rt.Variable) + _NUMBERS):
-        raise staging_error(
-            f"{_quoted(name)} is first assigned inside a tensor loop and holds {_kind(value)}; a "
-            f"symbol assigned in a graph loop must hold a tensor (assign it before the loop)",
-            skip=6)
-    t = value.read_value() if isinstance(value, rt.Variable) else \
-        registry.convert_to_tensor(value)
-    dims = [0 if d is None else d for d in (t.shape.dims or ())]
-    with rt.init_scope():
-        return rt.constant(np.zeros(dims, t.dtype.np))
-
-
-def _assert_assigned(flag, value, name):
-    """`value` (every tensor in it: a tuple, dict or tensor list first assigned in the
-    loop too) checked to have been assigned when the graph runs."""
-    message = (f"{_quoted(name)} is used after a tensor loop that ran zero times, so it was never "
-               f"assigned")
-
-    def checked(v):
-        if isinstance(v, TensorList):
-            return TensorList(logging_ops.assert_assigned(flag, v.tensor, message), v.name,
-                              v.weak)
-        if isinstance(v, Tensor):
-            return logging_ops.assert_assigned(flag, v, message)
-        return v
-
-    if isinstance(value, TensorList) or not nest.is_nested(value):
-        return checked(value)
-    return nest.map_structure(checked, value)
-
-
 # -- for --------------------------------------------------------------------------------------
 
-def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=None):
+def for_stmt(iter_, extra_test, body, symbol_names, opts=None):
     """`for x in iter_: body(x)` with an optional early-exit test (lowered break/return).
 
     Symbolic tensors (and range/enumerate/zip over them) iterate in a graph loop, and so
@@ -882,25 +1031,25 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=N
     is unrolled as plain Python.
     """
     from .py_builtins import TensorIterable
-    dataset = isinstance(iter_, rt_data.Dataset) and not rt.executing_eagerly()
-    iterable = None if dataset else TensorIterable.of(iter_)
-    if get_state is None and (dataset or iterable is not None or extra_test is not None):
-        get_state, set_state = closure_state(body, symbol_names)
-    if dataset:
-        _dataset_for(iter_, extra_test, body, get_state, set_state, symbol_names, opts)
-    elif iterable is not None:
-        _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts)
+    if isinstance(iter_, rt_data.Dataset) and not rt.executing_eagerly():
+        _dataset_for(iter_, extra_test, body, StatementState.of_names(body, symbol_names), opts)
+        return
+    iterable = TensorIterable.of(iter_)
+    if iterable is not None:
+        _tensor_for(iterable, extra_test, body, StatementState.of_names(body, symbol_names),
+                    opts)
     else:
-        _python_for(iter_, extra_test, body, get_state, set_state, symbol_names)
+        _python_for(iter_, extra_test, body, symbol_names)
 
 
-def _python_for(iter_, extra_test, body, get_state, set_state, symbol_names):
-    body = trace_warnings.counting_iterations(body)     # warns if it unrolls a lot
+def _python_for(iter_, extra_test, loop_body, symbol_names):
+    body = trace_warnings.counting_iterations(loop_body)    # warns if it unrolls a lot
     if extra_test is None:
         for target in iter_:
             body(target)
         return
     iterator = iter(iter_)
+    state = None
     while True:
         # The test comes before the next element is taken, as a `break` leaves a shared
         # iterator: `for e in it: break` then `list(it)` still has every other element.
@@ -914,13 +1063,20 @@ def _python_for(iter_, extra_test, body, get_state, set_state, symbol_names):
         if is_symbolic(go_on):
             # A tensor-dependent break/return already happened: the remaining
             # iterations run only if the test holds when the graph runs.
-            if_stmt(go_on, lambda t=target: body(t), lambda: None, get_state,
-                    set_state, symbol_names)
+            if state is None:
+                state = StatementState.of_names(loop_body, symbol_names)
+            staged_cond(truth(go_on), lambda t=target: body(t), lambda: None, state,
+                        "tensor `if`", reach=_reach(loop_body, extra_test))
         else:
             body(target)
 
 
-def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts):
+def _reach(body, extra_test):
+    """The user's functions a loop's discovery looks at (see _tensor_loop)."""
+    return (body,) if extra_test is None else (body, extra_test)
+
+
+def _tensor_for(iterable, extra_test, body, state, opts):
     n = iterable.length()
 
     def test(i):
@@ -936,10 +1092,10 @@ def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, 
 
     # The counter starts as the Python 0: weakly typed, as the int `range` yields
     # (`x_float32 * i` stays float32).
-    _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts, prefix=(0,))
+    _tensor_loop(test, loop_body, state, opts, prefix=(0,), reach=_reach(body, extra_test))
 
 
-def _dataset_for(dataset, extra_test, body, get_state, set_state, symbol_names, opts):
+def _dataset_for(dataset, extra_test, body, state, opts):
     """`for x in dataset` while tracing: a graph loop whose first loop variables are the
     pass over the data set (rt.data.Iteration); a `break` stops it pulling elements."""
     iteration = rt_data.Iteration(dataset)
@@ -956,5 +1112,5 @@ def _dataset_for(dataset, extra_test, body, get_state, set_state, symbol_names, 
         body(iteration.element(pass_values))
         return iteration.advance(pass_values, None if extra_test is None else go_on())
 
-    _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts,
-                 prefix=iteration.initial)
+    _tensor_loop(test, loop_body, state, opts, prefix=iteration.initial,
+                 reach=_reach(body, extra_test))

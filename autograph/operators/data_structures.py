@@ -81,6 +81,8 @@ class TensorList:
 
     # -- list operations ----------------------------------------------------------------
     def append(self, x):
+        """Append in place, as on a Python list (a helper's `l.append(x)` is seen by its
+        caller); returns the list."""
         check_list_element(x, self.name)
         element_weak = _weak_of(x)
         dtype = self.tensor.dtype
@@ -97,8 +99,12 @@ class TensorList:
                 f"dtype: start the list with elements of the dtype you append, or cast "
                 f"(rt.cast).", skip=3)
         self._check_rows(x.shape, x.dtype)
-        return TensorList(rt.concat([self.tensor, rt.expand_dims(x, 0)], 0), self.name,
-                          _widest([self.weak, element_weak]))
+        self.tensor = rt.concat([self.tensor, rt.expand_dims(x, 0)], 0)
+        self.weak = _widest([self.weak, element_weak])
+        return self
+
+    def copy(self):
+        return TensorList(self.tensor, self.name, self.weak)
 
     # Other ways of growing a list, in place as on a Python list (`l.extend(xs)`,
     # `l += xs`, `l.insert(i, x)`) or into a new one (`l + xs`).
@@ -109,10 +115,8 @@ class TensorList:
             self.tensor = rt.concat([self.tensor, rows], 0)     # (`l += l` too)
             self.weak = _weak_of_all([self, items])
             return
-        grown = self
         for item in items:
-            grown = grown.append(item)
-        self.tensor, self.weak = grown.tensor, grown.weak
+            self.append(item)
 
     def _check_rows(self, shape, dtype):
         """A StagingError naming the list for elements of another shape or dtype."""
@@ -133,7 +137,7 @@ class TensorList:
         return self
 
     def __add__(self, items):
-        grown = TensorList(self.tensor, self.name, self.weak)
+        grown = self.copy()
         grown.extend(items)
         return grown
 
@@ -144,10 +148,13 @@ class TensorList:
         self.weak = one.weak
 
     def pop(self, i=None):
+        """Remove and return element i (the last by default), in place."""
         t = self.tensor
         if i is None or (isinstance(i, int) and i == -1):
-            return TensorList(t[:-1], self.name, self.weak), t[-1]
-        return TensorList(rt.concat([t[:i], t[i + 1:]], 0), self.name, self.weak), t[i]
+            self.tensor = t[:-1]
+            return t[-1]
+        self.tensor = rt.concat([t[:i], t[i + 1:]], 0)
+        return t[i]
 
     def stack(self):
         return self.tensor
@@ -200,35 +207,25 @@ def new_list(iterable=None):
 
 
 def list_append(target, element):
-    """`target.append(element)`, returning the (possibly new) list."""
-    if isinstance(target, TensorList):
-        return target.append(element)
+    """`target.append(element)` (in place, a tensor list too), returning the list."""
     target.append(element)
     return target
 
 
 def list_extend(target, items):
-    """`target.extend(items)`, returning the (possibly new) list."""
-    if isinstance(target, TensorList):
-        return target + items
+    """`target.extend(items)` (in place), returning the list."""
     target.extend(items)
     return target
 
 
 def list_insert(target, i, element):
-    """`target.insert(i, element)`, returning the (possibly new) list."""
-    if isinstance(target, TensorList):
-        grown = TensorList(target.tensor, target.name, target.weak)
-        grown.insert(i, element)
-        return grown
+    """`target.insert(i, element)` (in place), returning the list."""
     target.insert(i, element)
     return target
 
 
 def list_pop(target, i=None):
     """`target.pop(i)`, returning (the list, the removed element)."""
-    if isinstance(target, TensorList):
-        return target.pop(i)
     return target, (target.pop() if i is None else target.pop(i))
 
 

@@ -7,17 +7,17 @@ symbolic tensor.
 import operator
 
 import runtime as rt
-from runtime import control_flow as rt_cf
 
-from .control_flow import _staging_check, _user, as_condition, is_symbolic, truth
+from .control_flow import as_condition, is_symbolic, staged_cond, truth
+from .state import StatementState
 
 
 def and_(a_fn, b_fn):
     """`a and b`: b is evaluated only if a is true."""
     a = a_fn()
     if is_symbolic(a):
-        return _staging_check("`and` expression", rt_cf.cond_with_names, truth(a),
-                              _user(b_fn), lambda: a, names=["the result of `and`"])
+        return staged_cond(truth(a), b_fn, lambda: a, StatementState((), 0),
+                           "`and` expression", "the result of `and`", reach=(b_fn,))
     return b_fn() if a else a
 
 
@@ -25,8 +25,8 @@ def or_(a_fn, b_fn):
     """`a or b`: b is evaluated only if a is false."""
     a = a_fn()
     if is_symbolic(a):
-        return _staging_check("`or` expression", rt_cf.cond_with_names, truth(a),
-                              lambda: a, _user(b_fn), names=["the result of `or`"])
+        return staged_cond(truth(a), lambda: a, b_fn, StatementState((), 0),
+                           "`or` expression", "the result of `or`", reach=(b_fn,))
     return a if a else b_fn()
 
 

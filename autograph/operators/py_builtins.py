@@ -353,13 +353,35 @@ def enumerate_(iterable, start=0):
 
 
 def zip_(*iterables, strict=False):
+    """`zip`: of tensors, a graph-iterable zip (a `for` over it is a graph loop); with a
+    Python list or tuple among them, whose length bounds the zip's, Python's zip over the
+    tensors' rows (a `for` unrolls), when the tensors' lengths are known while tracing."""
     if _traced_datasets(iterables) and not strict:
         return rt.data.Dataset.zip(*iterables)
     if _any_symbolic(iterables):
-        return TensorZip([_iterable(it) for it in iterables])
+        rows = [_static_rows(it) for it in iterables] \
+            if any(isinstance(it, (list, tuple)) for it in iterables) else [None]
+        if any(r is None for r in rows):
+            return TensorZip([_iterable(it) for it in iterables])
+        iterables = rows
     if strict:
         return builtins.zip(*iterables, strict=True)
     return builtins.zip(*iterables)
+
+
+def _static_rows(value):
+    """`value` as a Python iterable: a list or tuple as it is, a tensor (or a graph
+    iterable) of a length known while tracing as its elements; None otherwise."""
+    if isinstance(value, (list, tuple)):
+        return value
+    found = TensorIterable.of(value) if not isinstance(value, TensorIterable) else value
+    if found is None:
+        return value
+    n = found.length()
+    static = registry.constant_value(n) if isinstance(n, Tensor) else n
+    if static is None:
+        return None
+    return [found.element(i) for i in builtins.range(int(static))]
 
 
 BUILTIN_OVERRIDES = {

@@ -3,8 +3,14 @@
 Before a converted `if` or loop, a symbol that may not be defined yet is set to
 `Undefined('x')`; reading it through `ld` raises the error Python would. The
 return-value slot starts as `UndefinedReturnValue()`; `ret` turns it into None.
+
+After a tensor loop, a variable the loop may or may not have assigned (first assigned
+in it, or None before it) holds an *optional* value: a tensor registered here with a
+flag tensor saying whether it holds a value when the graph runs (operators/state.py).
+`ld` turns a read of it into a check of the flag, `is_none` tests it.
 """
 import sys
+import weakref
 
 
 class Undefined:
@@ -61,9 +67,98 @@ def unbound(name):
 
 
 def ld(value):
-    """Load a symbol that may be Undefined: raise as Python would."""
+    """Load a symbol that may be Undefined: raise as Python would. An optional value
+    (see register_optional) is checked when the graph runs."""
     if type(value) is Undefined:
         raise unbound(value.symbol_name)
+    if _optional:
+        return checked(value)
+    return value
+
+
+def is_none(value):
+    """`value is None`; for an optional value, whether it holds none when the graph runs."""
+    if value is None:
+        return True
+    if type(value) is Undefined:
+        raise unbound(value.symbol_name)
+    if _optional:
+        found = optional_of(value)
+        if found is not None:
+            from runtime.ops import math_ops
+            return math_ops.logical_not(found[0])
+    return False
+
+
+# -- optional values ---------------------------------------------------------------------------
+# id(tensor) -> (weak reference to it, flag, name, absent): `absent` is None or Undefined,
+# what the variable holds when the flag is false. (Keyed by id: a tensor's == is elementwise.)
+_optional = {}
+
+
+def _leaves(value):
+    from runtime import nest
+    from runtime.tensor import Tensor
+    from .data_structures import TensorList
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, TensorList):
+        return (value.tensor,)
+    if isinstance(value, (tuple, list, dict)):
+        return tuple(leaf for v in nest.flatten(value) for leaf in _leaves(v))
+    return ()
+
+
+def register_optional(value, flag, name, absent):
+    """Mark the tensors of `value` as holding a value only where `flag` holds."""
+    for t in _leaves(value):
+        key = id(t)
+        ref = weakref.ref(t, lambda dead, key=key: _optional.get(key, (None,))[0] is dead
+                          and _optional.pop(key))
+        _optional[key] = (ref, flag, name, absent)
+    return value
+
+
+def optional_of(value):
+    """(flag, name, absent) if `value` is an optional value, else None."""
+    for t in _leaves(value):
+        found = _optional.get(id(t))
+        if found is not None and found[0]() is t:
+            return found[1:]
+    return None
+
+
+def checked(value):
+    """`value` with each optional tensor in it checked to hold a value (at run time)."""
+    from runtime import nest
+    from runtime.ops import logging_ops
+    from runtime.tensor import Tensor
+    from .data_structures import TensorList
+
+    def check(v):
+        if isinstance(v, TensorList):
+            return TensorList(check(v.tensor), v.name, v.weak)
+        if not isinstance(v, Tensor):
+            return v
+        found = optional_of(v)
+        if found is None:
+            return v
+        flag, name, absent = found
+        if absent is None:
+            message = (f"'{name}' is None here: it was None before a tensor loop that did not "
+                       f"assign it (it ran zero times, or no iteration reached the "
+                       f"assignment), and a graph value cannot be None")
+        else:
+            message = (f"'{name}' is used after a tensor loop that never assigned it (it ran "
+                       f"zero times, or no iteration reached the assignment)")
+        checked = logging_ops.assert_assigned(flag, v, message)
+        checked.weak = getattr(v, "weak", None)
+        return register_optional(checked, flag, name, absent)
+
+    if isinstance(value, (Tensor, TensorList)):
+        return check(value)
+    if isinstance(value, (tuple, list, dict)) and optional_of(value) is not None:
+        return nest.map_structure(check, value)
     return value
 
 
@@ -76,37 +171,6 @@ def ret(value):
 
 def is_undefined(value):
     return type(value) in (Undefined, UndefinedReturnValue)
-
-
-def ldu(load, name):
-    """Load a symbol that may be unbound (a name, or an attribute or item that may not
-    exist yet): its value, or Undefined(name)."""
-    try:
-        return load()
-    except (NameError, AttributeError, KeyError, IndexError):
-        return Undefined(name)
-
-
-def write_back(owner, key, value, is_attribute):
-    """Set `owner.key` (attribute) or `owner[key]` (item) to `value` unless it holds it
-    already or `value` is Undefined: the write-back of state a called method may have
-    changed (`clock.t` around `clock.tick()`), which must not touch read-only attributes
-    it did not change (`x.shape`)."""
-    if type(value) is Undefined:
-        return
-    try:
-        current = getattr(owner, key) if is_attribute else owner[key]
-    except (AttributeError, KeyError, IndexError, TypeError):
-        current = _NOTHING
-    if current is value:
-        return
-    if is_attribute:
-        setattr(owner, key, value)
-    else:
-        owner[key] = value
-
-
-_NOTHING = object()
 
 
 def match_value(subject, value):

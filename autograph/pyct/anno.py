@@ -46,6 +46,7 @@ class Static(_Key):
     SCOPE = "activity.Scope of a statement, or the own scope of a function/lambda/class"
     DEF_SCOPE = "activity.Scope of a def/class statement within its enclosing block"
     ARGS_SCOPE = "activity.Scope of a function's arguments"
+    FUNCTIONS = "list of the functions and lambdas in a tree analysed by activity (its root's)"
     COND_SCOPE = "activity.Scope of the test of an if/while"
     BODY_SCOPE = "activity.Scope of the body of a compound statement or function"
     ITERATE_SCOPE = "activity.Scope of a for loop's target and iterated value"
@@ -68,26 +69,31 @@ def _annos(node):
     return node.__dict__.get(ANNO_ATTR)
 
 
+# (getanno, hasanno and setanno, called for every node by each analysis, read the
+# annotations' dict themselves.)
 def getanno(node, key, default=_NO_DEFAULT):
-    annos = _annos(node)
-    if annos is not None and key in annos:
-        return annos[key]
+    annos = node.__dict__.get(ANNO_ATTR)
+    if annos is not None:
+        value = annos.get(key, _NO_DEFAULT)
+        if value is not _NO_DEFAULT:
+            return value
     if default is _NO_DEFAULT:
         raise KeyError(f"{type(node).__name__} node has no annotation {key!r}")
     return default
 
 
 def hasanno(node, key):
-    annos = _annos(node)
+    annos = node.__dict__.get(ANNO_ATTR)
     return annos is not None and key in annos
 
 
 def setanno(node, key, value):
-    annos = _annos(node)
+    values = node.__dict__
+    annos = values.get(ANNO_ATTR)
     if annos is None:
-        annos = {}
-        setattr(node, ANNO_ATTR, annos)
-    annos[key] = value
+        values[ANNO_ATTR] = {key: value}
+    else:
+        annos[key] = value
 
 
 def delanno(node, key):

@@ -62,9 +62,7 @@ def load_gast_with_source_map(nodes):
     ast.unparse puts each statement; a multi-line string (the only thing that moves
     later lines) is detected by the line count and handled by parsing the printed text.
     """
-    tree = parser.gast_to_ast(gast.Module(body=list(nodes), type_ignores=[]),
-                              positions=False)
-    source = parser.Printer().visit(tree) + "\n"
+    source = parser.GastPrinter().visit(gast.Module(body=list(nodes), type_ignores=[])) + "\n"
     lines = source.splitlines(True)
     located, last_line = statement_lines(nodes)
     if last_line != len(lines) or _CHECK_LINES:

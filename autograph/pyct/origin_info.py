@@ -57,10 +57,11 @@ def resolve(node, source, context_filepath, context_lineno, context_col_offset=0
     return node
 
 
-def annotated_nodes(node, source, context_filepath, context_lineno, context_col_offset=0):
+def annotated_nodes(node, source, context_filepath, context_lineno, context_col_offset=0,
+                    located=None):
     """`resolve`, as a generator of (node, innermost function or lambda around it or None)
     for every node it annotates: a caller that looks at every node needs no walk of its
-    own."""
+    own. `located`: the node types to annotate, all by default."""
     source_lines = source.splitlines()
     n_lines = len(source_lines)
     new = tuple.__new__             # the namedtuples, built without their argument parsing
@@ -70,7 +71,7 @@ def annotated_nodes(node, source, context_filepath, context_lineno, context_col_
         n, function = stack.pop()
         values = n.__dict__
         lineno = values.get("lineno")
-        if lineno is not None:
+        if lineno is not None and (located is None or isinstance(n, located)):
             loc = new(Location, (context_filepath, context_lineno + lineno - 1,
                                  values["col_offset"] + context_col_offset))
             line = source_lines[lineno - 1] if lineno <= n_lines else ""
@@ -105,12 +106,18 @@ def resolve_parsed(node, source, filename, first_lineno):
     return node
 
 
-def annotated_parsed_nodes(node, source, filename, first_lineno):
+def annotated_parsed_nodes(node, source, filename, first_lineno, located=None):
     """resolve_parsed, as a generator like annotated_nodes."""
     file_line = linecache.getline(filename, first_lineno)
     first_line = source.splitlines()[0] if source else ""
     col_offset = _indent_width(file_line) - _indent_width(first_line)
-    return annotated_nodes(node, source, filename, first_lineno, col_offset)
+    return annotated_nodes(node, source, filename, first_lineno, col_offset, located)
+
+
+# What conversion reads origins of: statements (the source map, errors at a statement),
+# and the expressions a converter may report or stand a statement for.
+CONVERSION_LOCATED = (gast.stmt, gast.ExceptHandler, gast.match_case, gast.Lambda,
+                      gast.Yield, gast.YieldFrom, gast.Await, gast.Call)
 
 
 def _indent_width(line):

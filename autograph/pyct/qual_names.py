@@ -62,9 +62,11 @@ class QN:
                 if not isinstance(subscript, QN):
                     raise ValueError(f"a subscript must be a QN or Literal, got {subscript!r}")
                 key = ("sub", base, subscript)
-        qn = _interned.get(key)
-        if qn is not None:
-            return qn
+        ref = _interned_refs.get(key)       # (the weak dict's own dict: no method call)
+        if ref is not None:
+            qn = ref()
+            if qn is not None:
+                return qn
         qn = object.__new__(cls)
         qn._key = key
         if attr is None and subscript is None:
@@ -181,6 +183,7 @@ class QN:
 # ("attr"|"sub", parent QN, attribute str | subscript QN). Weak values: a QN no tree or
 # analysis holds any more goes away.
 _interned = weakref.WeakValueDictionary()
+_interned_refs = _interned.data
 
 
 def _identifier_piece(base):
@@ -208,6 +211,11 @@ def _resolve(node, children=visitor.children, key=anno.Basic.QN, attr=anno.ANNO_
     if node_type is gast.Name:
         if node.annotation is not None:
             _resolve(node.annotation)
+        annos = node.__dict__.get(attr)
+        if annos is not None:               # resolved before (a second analysis)
+            qn = annos.get(key)
+            if qn is not None and qn._base == node.id:
+                return qn
         qn = QN(node.id)
     elif node_type is gast.Attribute:
         base = _resolve(node.value)

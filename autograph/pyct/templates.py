@@ -36,6 +36,7 @@ from autograph.pyct import ast_util
 from autograph.pyct import naming
 from autograph.pyct import parser
 from autograph.pyct import qual_names
+from autograph.pyct import visitor
 
 PRESERVED_ANNOS = frozenset(anno.Basic) | {anno.Static.ORIG_DEFINITIONS}
 
@@ -48,6 +49,7 @@ _SPLICING_FIELDS = frozenset([
 
 
 _parsed = {}
+_names_below = {}      # id(a node of a parsed template) -> the names in its subtree
 
 
 def _parse_template(template):
@@ -56,15 +58,63 @@ def _parse_template(template):
     nodes = _parsed.get(template)
     if nodes is None:
         nodes = _parsed[template] = parser.parse(textwrap.dedent(template), single_node=False)
+        for node in nodes:
+            _index_names(node)
     return nodes
+
+
+def _index_names(node):
+    """Records the names that could be placeholders in each subtree of a template node:
+    a subtree without any is copied as it is, not visited."""
+    names = set()
+    values = node.__dict__
+    for attr in ("id", "name", "arg"):
+        value = values.get(attr)
+        if type(value) is str:
+            names.add(value)
+    names.update(values.get("names") or ())           # global / nonlocal
+    for field in node._fields:
+        value = values.get(field)
+        for child in value if type(value) is list else (value,):
+            if isinstance(child, gast.AST):
+                names |= _index_names(child)
+    names = frozenset(names)
+    _names_below[id(node)] = names
+    return names
+
+
+def _clone(node):
+    """A copy of a template subtree (template nodes carry no annotations). Contexts and
+    operators, which have no fields, are shared."""
+    cls = node.__class__
+    if cls in _FIELDLESS:
+        return node
+    new = cls.__new__(cls)
+    values = new.__dict__
+    for key, value in node.__dict__.items():
+        if type(value) is list:
+            value = [_clone(v) if isinstance(v, gast.AST) else v for v in value]
+        elif isinstance(value, gast.AST):
+            value = _clone(value)
+        values[key] = value
+    return new
+
+
+_FIELDLESS = visitor.LEAF_TYPES
 
 
 def replace(template, **replacements):
     """Fills in a template of statements; returns the list of gast statements."""
     if not isinstance(template, str):
         raise ValueError(f"a template is Python source, got {type(template).__name__}")
-    nodes = _parse_template(template)
-    return _Replacer(replacements).visit_list(nodes, "body", gast.Module)
+    namespace = naming.namespace()
+    if namespace != naming.NAMESPACE:        # the template's `ag__` is a placeholder then
+        replacements[naming.NAMESPACE] = namespace
+    key = (template, frozenset(replacements))
+    builder = _builders.get(key)
+    if builder is None:
+        builder = _builders[key] = _Compiler(replacements).compile(_parse_template(template))
+    return builder(replacements, _Replacer(replacements))
 
 
 def replace_as_expression(template, **replacements):
@@ -91,6 +141,16 @@ class _Replacer(gast.NodeTransformer):
     def __init__(self, replacements):
         self.replacements = replacements
         self._used = set()
+
+    def visit(self, node):
+        names = _names_below.get(id(node))
+        if names is not None and names.isdisjoint(self.replacements):
+            return _clone(node)             # no placeholder below: a plain copy
+        method = _VISITS.get(type(node))
+        if method is None:
+            method = _VISITS[type(node)] = getattr(
+                type(self), "visit_" + type(node).__name__, _Replacer.generic_visit)
+        return method(self, node)
 
     def _fresh(self, node):
         if id(node) in self._used:
@@ -133,10 +193,7 @@ class _Replacer(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id not in self.replacements:
-            new = self.generic_visit(node)
-            if new.id == naming.NAMESPACE:
-                new.id = naming.namespace()
-            return new
+            return self.generic_visit(node)
         return self._expression(self.replacements[node.id], node.ctx, node.id)
 
     def visit_Expr(self, node):
@@ -217,6 +274,108 @@ class _Replacer(gast.NodeTransformer):
         return new
 
 
+_VISITS = {}
+
+
+# -- compiled templates ---------------------------------------------------------------------
+# What the replacer does for a template and a set of placeholder names is the same every
+# time: `_Compiler` writes it once as a Python function building the nodes directly (the
+# replacer's visit stays for the rare nodes it has special rules for).
+
+_builders = {}          # (template, placeholder names) -> build(replacements, replacer)
+
+
+class _Compiler:
+
+    def __init__(self, placeholders):
+        self.placeholders = placeholders
+        self.constants = []
+
+    def compile(self, nodes):
+        items = self._list(nodes, "body", gast.Module)
+        source = f"def build(R, r):\n    return {items}\n"
+        namespace = {"K": self.constants, "_clone": _clone, "_new": _new, "_body": _body,
+                     "_as_list": _as_list, "_name_string": _name_string,
+                     "_spliced": _spliced}
+        exec(compile(source, "<template>", "exec"), namespace)  # pylint: disable=exec-used
+        return namespace["build"]
+
+    def _constant(self, value):
+        self.constants.append(value)
+        return f"K[{len(self.constants) - 1}]"
+
+    def _placeholder(self, node):
+        return type(node) is gast.Name and node.id in self.placeholders
+
+    def _node(self, node):
+        """Code building the copy of `node` (one node)."""
+        if _names_below[id(node)].isdisjoint(self.placeholders):
+            return f"_clone({self._constant(node)})"
+        if self._placeholder(node):
+            return f"r._expression(R[{node.id!r}], {self._constant(node)}.ctx, {node.id!r})"
+        if type(node) in _SPECIAL or type(node) is gast.Expr and self._placeholder(node.value):
+            return f"r.visit({self._constant(node)})"
+        fields = []
+        for field in node._fields:
+            value = node.__dict__.get(field)
+            if type(value) is list:
+                code = self._list(value, field, type(node))
+                if field == "body":
+                    code = f"_body({code})"
+            elif isinstance(value, gast.AST):
+                code = self._node(value)
+            elif field == "name" and value in self.placeholders:
+                code = f"_name_string(R[{value!r}], {value!r})"
+            else:
+                continue                            # (kept from the template node)
+            fields.append(f"{field!r}: {code}")
+        return f"_new({self._constant(node)}, {{{', '.join(fields)}}})"
+
+    def _list(self, items, field, owner_type):
+        """Code building the list of copies of `items` (a field of an `owner_type`)."""
+        parts = []
+        for item in items:
+            if self._placeholder(item) and (owner_type, field) in _SPLICING_FIELDS:
+                parts.append(f"*_spliced(r, R[{item.id!r}], {self._constant(item)})")
+            elif not isinstance(item, gast.AST):
+                parts.append(self._constant(item))
+            elif (type(item) in _SPECIAL or type(item) is gast.Expr and
+                    self._placeholder(item.value)) and \
+                    not _names_below[id(item)].isdisjoint(self.placeholders):
+                parts.append(f"*_as_list(r.visit({self._constant(item)}))")
+            else:
+                parts.append(self._node(item))
+        return f"[{', '.join(parts)}]"
+
+
+# Nodes with rules of their own (`_Replacer.visit_<type>`), built by the replacer.
+_SPECIAL = frozenset((gast.Global, gast.Nonlocal, gast.keyword, gast.arguments))
+
+
+def _new(template_node, fields):
+    """A node like `template_node` (its non-field attributes kept), with `fields`."""
+    new = _shallow(template_node)
+    new.__dict__.update(fields)
+    return new
+
+
+def _body(statements):
+    return statements or [gast.Pass()]
+
+
+def _as_list(result):
+    if result is None:
+        return []
+    return result if isinstance(result, list) else [result]
+
+
+def _spliced(replacer, repl, node):
+    """A placeholder in a list that splices lists: its expressions."""
+    if isinstance(repl, (list, tuple)):
+        return [replacer._expression(r, node.ctx, node.id) for r in repl]
+    return [replacer._expression(repl, node.ctx, node.id)]
+
+
 def _dotted(name):
     """`a.b.c` as a gast expression, built directly (parsing costs ~40x more)."""
     if name in ("None", "True", "False"):
@@ -225,7 +384,7 @@ def _dotted(name):
     parts = name.split(".")
     node = ast_util.name_node(parts[0])
     for attr in parts[1:]:
-        node = gast.Attribute(value=node, attr=attr, ctx=gast.Load())
+        node = ast_util.attribute_node(node, attr)
     return node
 
 
@@ -251,14 +410,21 @@ def set_ctx(node, ctx):
     of an attribute or subscript is always read (Load): in `a.b = 1` only `a.b`
     is stored.
     """
-    if not isinstance(node, (gast.Name, gast.Attribute, gast.Subscript, gast.Tuple,
-                             gast.List, gast.Starred)):
+    node_type = type(node)
+    if node_type not in _WITH_CONTEXT:
         return
-    node.ctx = type(ctx)()
-    if isinstance(node, (gast.Tuple, gast.List)):
+    node.ctx = _CONTEXTS[type(ctx)]
+    if node_type is gast.Tuple or node_type is gast.List:
         for element in node.elts:
             set_ctx(element, ctx)
-    elif isinstance(node, gast.Starred):
+    elif node_type is gast.Starred:
         set_ctx(node.value, ctx)
-    elif isinstance(node, (gast.Attribute, gast.Subscript)):
-        set_ctx(node.value, gast.Load())
+    elif node_type is not gast.Name:                 # an attribute or a subscript
+        set_ctx(node.value, _LOAD)
+
+
+_WITH_CONTEXT = frozenset((gast.Name, gast.Attribute, gast.Subscript, gast.Tuple, gast.List,
+                           gast.Starred))
+# One instance of each context (they have no fields; contexts are replaced, never changed).
+_CONTEXTS = {cls: cls() for cls in (gast.Load, gast.Store, gast.Del, gast.Param)}
+_LOAD = _CONTEXTS[gast.Load]

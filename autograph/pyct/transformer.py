@@ -42,14 +42,27 @@ class Context:
         # Whether the code may bind names with `:=` (converters never add one): if not,
         # the names a function binds are all in its statements' targets.
         self.may_walrus = not source or ":=" in source
-        # The node types of a few rare constructs the code holds (set by the conversion's
-        # scan; None: not known), so that their passes can skip code without them.
-        self.constructs = None
+        # The node types the parsed code holds (set by the conversion's first look at
+        # every node), with markers for a few forms of them (LoopElse, TryFinally,
+        # BareAnnotation), or None: a converter for a construct absent from it skips its walk.
+        self.node_types = None
 
-    def holds(self, node_type):
-        """Whether the code may hold a `node_type` node (a bare annotation: AnnAssign; a
-        `try` with `finally`: Try)."""
-        return self.constructs is None or node_type in self.constructs
+    def lacks(self, *node_types):
+        """Whether the parsed code is known to hold none of `node_types`."""
+        return self.node_types is not None and self.node_types.isdisjoint(node_types)
+
+
+class LoopElse:
+    """Stands in Context.node_types for a `for` loop with an `else:` block (the break
+    converter moves every loop's `else:` after it, so it walks code that has one)."""
+
+
+class TryFinally:
+    """Stands in Context.node_types for a `try` with a `finally:` block."""
+
+
+class BareAnnotation:
+    """Stands in Context.node_types for an annotation without a value (`x: int`)."""
 
 
 class _StateStack:
@@ -124,6 +137,12 @@ class Base(gast.NodeTransformer):
     def __init__(self, ctx):
         self.ctx = ctx
         self.state = _State()
+        cls = type(self)
+        self._table = cls.__dict__.get("_dispatch_table")
+        if self._table is None:
+            self._table = {}
+            setattr(cls, "_dispatch_table", self._table)
+        self._leaf_types = cls._leaves()
 
     def visit(self, node):
         node_type = type(node)
@@ -133,10 +152,7 @@ class Base(gast.NodeTransformer):
         annos = values.get(_ANNO_ATTR)
         if annos is not None and _SKIP in annos:
             return node
-        table = type(self).__dict__.get("_dispatch_table")
-        if table is None:
-            table = {}
-            setattr(type(self), "_dispatch_table", table)
+        table = self._table
         method = table.get(node_type, False)
         if method is False:
             method = getattr(type(self), "visit_" + node_type.__name__, None)
@@ -159,9 +175,11 @@ class Base(gast.NodeTransformer):
 
     def generic_visit(self, node):
         """Visits the children (only statement lists, with statements_only) in place;
-        expression contexts and operators (no children) are not visited."""
+        expression contexts and operators (no children) are not visited, nor constants
+        and names when the pass has no visit method for them."""
         fields = _STATEMENT_LISTS if self.statements_only else visitor.child_fields(type(node))
         values = node.__dict__
+        leaves = self._leaf_types
         for field in fields:
             value = values.get(field)
             if value is None:
@@ -174,7 +192,9 @@ class Base(gast.NodeTransformer):
                     continue
                 new, changed = [], False
                 for item in value:
-                    if isinstance(item, gast.AST):
+                    if type(item) in leaves and item.__dict__.get("annotation") is None:
+                        new.append(item)
+                    elif isinstance(item, gast.AST):
                         result = self.visit(item)
                         if result is not item:
                             changed = True
@@ -188,6 +208,8 @@ class Base(gast.NodeTransformer):
                         new.append(item)
                 if changed:
                     value[:] = new
+            elif type(value) in leaves and value.__dict__.get("annotation") is None:
+                continue
             elif isinstance(value, gast.AST):
                 new = self.visit(value)
                 if new is not value:
@@ -196,6 +218,17 @@ class Base(gast.NodeTransformer):
                     else:
                         setattr(node, field, new)
         return node
+
+    @classmethod
+    def _leaves(cls):
+        """The node types with nothing below them that this pass has no visit method for
+        (constants and names): generic_visit leaves them as they are, unvisited."""
+        leaves = cls.__dict__.get("_leaf_types")
+        if leaves is None:
+            leaves = frozenset(t for t in (gast.Constant, gast.Name) if getattr(
+                cls, "visit_" + t.__name__, None) in (None, visitor.LEGACY_VISIT_CONSTANT))
+            setattr(cls, "_leaf_types", leaves)
+        return leaves
 
     def visit_block(self, nodes, before_visit=None, after_visit=None):
         """Visits a list of statements, splicing lists that visits return.

@@ -161,6 +161,8 @@ def apply(opdef, inputs, attrs, name=None):
     if graph is None:
         return _apply_eager(opdef, inputs, attrs)
     inputs = [graph.capture(t) for t in inputs]
+    if opdef.weak_result is None and opdef.elementwise:
+        inputs = [_python_float_default(t) for t in inputs]
     try:
         specs = opdef.infer(inputs, **attrs)
     except (ValueError, TypeError, IndexError) as e:
@@ -174,6 +176,16 @@ def apply(opdef, inputs, attrs, name=None):
             out = op.outputs[0]
             out.weak = rule(max(kinds, key=dtypes.KIND_ORDER.index), out.dtype)
     return list(op.outputs) if opdef.multi else (op.outputs[0] if op.outputs else op)
+
+
+def _python_float_default(t):
+    """A traced Python float kept at float64 (a loop variable started from one: Python's
+    own arithmetic keeps its precision) meets an elementwise op that is no Python
+    arithmetic (`exp`): as a Python float does eagerly, it enters at the default float32."""
+    if getattr(t, "weak", None) == "f" and t.dtype == dtypes.float64:
+        from . import math_ops
+        return math_ops.cast(t, dtypes.float32)
+    return t
 
 
 # Weak-result rules (the `weak_result` trait): (the inputs' widest kind, the result's

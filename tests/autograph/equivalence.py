@@ -225,13 +225,6 @@ def cases(*functions, modes=(False, True)):
     return params
 
 
-# One-line diagnoses of the bugs these tests found (see the tests using them).
-CALLEE_SIDE_EFFECTS = (
-    "converters/control_flow.py state: a function called inside a tensor if/loop that "
-    "assigns an attribute or appends to a list of the caller's objects is not seen, so the "
-    "branch/body tensor leaks out (ValueError) or the list grows once per trace (wrong len)")
-
-
 # -- strict comparison of results (values, dtypes, structure) ------------------------------
 
 _TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (2e-6, 1e-6),

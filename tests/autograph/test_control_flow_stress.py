@@ -36,15 +36,6 @@ NONLOCAL_IN_WHILE_TEST = (  # fixed (kept: the diagnosis the programs below had)
     "converters/break_statements.py: a while test calling a local function that writes a "
     "nonlocal stays the graph loop's cond (only tests binding names with := move into the "
     "body), so the writes are dropped: the counter is 1 where eager code counts every test")
-NONLOCAL_IN_LAZY_OPERAND = (
-    "converters/conditional_expressions.py, logical_expressions.py: the operands of "
-    "`a if c else b` / `and` / `or` on a tensor condition are state-less branch lambdas, so a "
-    "nonlocal written by a local function called there is neither merged nor reset: the "
-    "untaken operand's trace-time write sticks (count 1, eagerly 0) or leaks a branch tensor")
-CLOSURE_THROUGH_CONTAINER = (
-    "converters/control_flow.py _modified: a local function called through a dict item or "
-    "an attribute (ops['add'](i), obj.cb(i)) is not seen as called, so the nonlocal it writes "
-    "in a tensor loop is not loop state and its tensor leaks out of the body (ValueError)")
 ZIP_PYTHON_RANGE = (  # fixed (kept: the diagnosis the programs below had)
 
     "operators/py_builtins.py _iterable: a Python range zipped with a symbolic tensor goes "
@@ -64,11 +55,6 @@ LIST_FIRST_ASSIGNED_IN_LOOP = (  # fixed (kept: the diagnosis the programs below
     "operators/control_flow.py _typed_zero: a variable or return value first assigned a "
     "Python list inside a tensor loop starts as an empty TensorList, so the body's "
     "fixed-length list does not match the loop structure (StagingError (*, [*, *]) vs (*, *))")
-RETURN_VALUE_SHAPE = (
-    "operators/control_flow.py _initial_state: the stand-in for a value returned from inside "
-    "a tensor loop keeps the shape of the probe's value, so a return value whose shape "
-    "depends on the iteration is a StagingError asking for a shape invariant for 'the return "
-    "value', which has no name to give one to")
 # Fixed (operators.print_ prints a tensor list as the list of its rows):
 # PRINT_TENSOR_LIST = (
 #     "operators/py_builtins.py print_ / rt.print: a list grown in a tensor loop (a TensorList) "
@@ -256,6 +242,14 @@ def return_in_for_else(v, target):
     return target * 2
 
 
+def return_in_body_and_for_else(v, target):
+    for x in v:                         # no break: the `else:` runs unless a return did
+        if x == target:
+            return x * 2
+    else:
+        return -1
+
+
 def return_in_while_else(n):
     i = 0
     while i < n:
@@ -307,7 +301,7 @@ def test_returns_in_loops(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
 
 
-@pytest.mark.parametrize("f, tensors", cases(return_in_for_else))
+@pytest.mark.parametrize("f, tensors", cases(return_in_for_else, return_in_body_and_for_else))
 @pytest.mark.parametrize("target", [2, 9])
 def test_return_in_for_else(f, target, tensors):
     assert_equivalent(f, i32(1, 2, 3), target, tensors=tensors)
@@ -1612,15 +1606,13 @@ def test_prime_sum_with_for_else(f, n, tensors):
     assert_equivalent(f, n, tensors=tensors)
 
 
-@pytest.mark.parametrize("target, iterations", [(2.0, 30), (2.0, 3), (25.0, 30)])
-def test_bisection_with_iteration_cap(target, iterations):
+@pytest.mark.parametrize("target, iterations", [(2.0, 30), (2.0, 3), (25.0, 30), (2.0, 0)])
+@pytest.mark.parametrize("tensors", [False, True])
+def test_bisection_with_iteration_cap(target, iterations, tensors):
     # `converged = True; break` in a tensor `if`, `converged = False` in the loop's else:
-    # defined on every path in Python, but the `if` assigns it in one branch only, which
-    # TensorFlow's AutoGraph rejects too; the error says to assign it before the `if`.
-    assert_equivalent(bisection_with_iteration_cap, target, iterations, tensors=False)
-    with pytest.raises(ag.StagingError, match="'converged'") as info:
-        ag.convert(bisection_with_iteration_cap)(rt.constant(target), rt.constant(iterations))
-    assert "if abs(err) < 1e-3:" in str(info.value)
+    # defined on every path that leaves the loop. The loop carries `converged` as an
+    # optional value (first assigned in it); the `else` assigns it when none did.
+    assert_equivalent(bisection_with_iteration_cap, target, iterations, tensors=tensors)
 
 
 @pytest.mark.parametrize("f, tensors", cases(
@@ -1644,15 +1636,21 @@ def test_not_done_flag_becomes_tensor(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
 
-@pytest.mark.parametrize("f, v", [(defined_in_loop_read_in_next_iteration, 4),
-                                  (run_length_longest, i32(1, 1, 2))])
-def test_read_in_a_later_iteration_before_the_first_assignment_is_an_error(f, v):
-    # Python is fine (a flag or `i > 0` guards the read); in a graph loop the variable has
-    # no value when the body is traced, which TensorFlow's AutoGraph rejects too ("must be
-    # defined before the loop"). The error names the variable.
-    assert_equivalent(f, v.tolist() if isinstance(v, np.ndarray) else v, tensors=False)
-    with pytest.raises((NameError, ag.StagingError), match="'prev'"):
-        ag.convert(f)(rt.constant(v))
+@pytest.mark.parametrize("f, v", [(defined_in_loop_read_in_next_iteration, 1),
+                                  (defined_in_loop_read_in_next_iteration, 4),
+                                  (run_length_longest, i32(1, 1, 2)),
+                                  (run_length_longest, i32(2, 2, 2, 5, 5))])
+@pytest.mark.parametrize("tensors", [False, True])
+def test_read_in_a_later_iteration_before_the_first_assignment(f, v, tensors):
+    # Python is fine (a flag or `i > 0` guards the read). In a graph loop the variable is
+    # an optional value: typed from its first assignment, with a flag saying it has one
+    # (TensorFlow's AutoGraph rejects it: "must be defined before the loop").
+    assert_equivalent(f, v.tolist() if isinstance(v, np.ndarray) and not tensors else v,
+                      tensors=tensors)
+
+
+def test_read_after_a_loop_that_never_assigned_fails_as_in_python():
+    assert_equivalent(defined_in_loop_read_in_next_iteration, 0, raises=UnboundLocalError)
 
 
 # == lists carried through tensor loops, returns of structures =============================
@@ -2058,15 +2056,13 @@ def print_then_python_assert_fails(n):
     nonlocal_written_through_a_helper,
     nonlocal_written_by_recursive_closure,
     nonlocal_written_in_while_test,
-    known_bug(nonlocal_written_in_conditional_expression, NONLOCAL_IN_LAZY_OPERAND,
-              tensors=True),
-    known_bug(nonlocal_written_in_and_operand, NONLOCAL_IN_LAZY_OPERAND, tensors=True),
-    known_bug(nonlocal_written_in_conditional_expression_in_loop, NONLOCAL_IN_LAZY_OPERAND,
-              tensors=True),
-    known_bug(closure_called_through_a_dict, CLOSURE_THROUGH_CONTAINER, tensors=True),
+    nonlocal_written_in_conditional_expression,     # a helper's nonlocal write in a lazy
+    nonlocal_written_in_and_operand,                # operand is discovered state of its cond
+    nonlocal_written_in_conditional_expression_in_loop,
+    closure_called_through_a_dict,                  # the cell is found through the dict
     list_first_assigned_in_loop,
     list_returned_from_loop,
-    known_bug(returned_shape_depends_on_iteration, RETURN_VALUE_SHAPE, tensors=True),
+    returned_shape_depends_on_iteration,    # the loop gives the return value its shape
     print_list_grown_in_loop,               # Fixed; was a known bug (PRINT_TENSOR_LIST)
     print_loop_counter_in_list))    # Fixed; was a known bug (PRINT_PROMOTED_NUMBERS)
 def test_found_bugs(f, tensors):

@@ -15,13 +15,12 @@ every run. Every converted run has a loop iteration limit: a runaway graph loop 
 instead of hanging.
 
 Bugs found are strict xfails whose reason gives the diagnosis; the reduced reproductions
-are at the end of the file. Most come from one family: what a called method assigns on
-`self` is graph loop/branch state only when the caller calls it as `name.method()` and
-reads the attribute itself (`_SOFT_STATE` below); any other path - a callable object, a
-receiver that is an attribute, item or loop target, an object passed to a helper or closed
-over, state read only by methods - silently keeps the first iteration's value or leaks a
-branch tensor. A Python object that would differ between the branches of a tensor `if` or
-across iterations of a tensor loop is a StagingError naming it (tested as such).
+are at the end of the file. What a called method assigns on `self`, or on any object the
+loop or branch reaches (a callable object, a receiver that is an attribute, item or loop
+target, an object passed to a helper or closed over, state read only by methods), is
+state the operators discover (autograph/operators/state.py). A Python object that would
+differ between the branches of a tensor `if` or across iterations of a tensor loop is a
+StagingError naming it (tested as such).
 """
 import collections
 import contextlib
@@ -195,13 +194,6 @@ def staging_error(f, *args, names=(), line=None, tensors=True):
 
 
 # One-line diagnoses of the bugs found (reduced reproductions at the end of the file).
-LIST_READ_IN_TENSOR_LOOP = (
-    "autograph/operators/control_flow.py (_stand_in/_ProbeList): a variable holding a "
-    "Python list of numbers that a tensor loop replaces by a tensor is a TensorList inside "
-    "the body, so reading it as an operand fails: `x = [1.0, 2.0]; while i < n: "
-    "x = rt.constant([3.0, 4.0]) - x` raises TypeError \"unsupported operand type(s) for -: "
-    "'SymbolicTensor' and 'TensorList'\" (eagerly the list converts like any array-like)")
-
 DATACLASS_RESULT = (
     "runtime/function.py trace_into_graph/_output_leaf (runtime/nest.py knows tuples, lists, "
     "dicts, namedtuples): a dataclass returned by a graph function is an opaque leaf, so the "
@@ -228,54 +220,6 @@ IMPLICIT_CALLS_UNCONVERTED = (
     "property raises TypeError 'Cannot use the symbolic tensor less:0 ... as a Python bool', "
     "a print in __enter__ inside a tensor loop prints once at trace time instead of every "
     "iteration")
-
-# The attributes a called method may assign are loop/branch state only for `name.method()`
-# on a local `name` whose attributes the block or later code of the same function reads
-# (autograph/converters/control_flow.py `_modified`, "soft" state). Every other way of
-# reaching the method leaves them out: in a tensor loop the attribute silently keeps the
-# first iteration's value (3 iterations of `t = t + 1.0` give 1.0), in a tensor `if` the
-# branch's tensor leaks out (ValueError "... belongs to graph 'then' ...").
-_SOFT_STATE = "autograph/converters/control_flow.py _modified (soft state of called methods): "
-METHOD_OF_ATTRIBUTE_RECEIVER = _SOFT_STATE + (
-    "a method called on an attribute or item (`self.clock.tick()`, `clocks[0].tick()`) in a "
-    "tensor loop: the receiver is composite, so what tick() assigns is not carried; the loop "
-    "silently returns the first iteration's value (clock.t == 1.0 after 3 iterations - and "
-    "after 0 iterations: the traced body's value escapes even when the loop never runs)")
-CALLABLE_OBJECT = _SOFT_STATE + (
-    "a callable object called in a tensor loop (`clock()`, `stopper(epoch, loss)`): a call of "
-    "the object itself is no `name.method()` call, so the attributes its __call__ assigns "
-    "are not carried (silently the first iteration's value, or the body's tensor leaks out: "
-    "ValueError '... belongs to graph while_body ...')")
-LOOP_TARGET_RECEIVER = _SOFT_STATE + (
-    "`for c in clocks: c.tick()` (a Python loop over a list of objects) inside a tensor loop: "
-    "c.t is not read in the block (it is read later as clocks[0].t), so it is not carried; "
-    "silently the first iteration's value, or the body's tensor leaks out (ValueError)")
-HELPER_CALLS_METHOD = _SOFT_STATE + (
-    "an object passed as an argument to a helper function or to another object's method "
-    "that calls its methods (`def tick(c): c.tick()`; `alice.pay(bob, x)` whose pay() calls "
-    "`other.deposit(x)`), in a tensor loop: only attributes of the receiver of a method call "
-    "in the block are considered, so clock.t / bob.b is not carried (silently 1.0 after 3 "
-    "iterations, or the body's tensor leaks out: ValueError '... belongs to graph while_body')")
-CLOSURE_OVER_AN_OBJECT = _SOFT_STATE + (
-    "a local function (or one a factory returned) that assigns an attribute of an object it "
-    "closes over (`def tick(): c.t = c.t + 1.0`), called in a tensor loop: nonlocal "
-    "variables such a function writes are loop state (closure_writes), attributes of the "
-    "objects it closes over are not; silently 1.0 after 3 iterations, or the body's tensor "
-    "leaks out (ValueError '... belongs to graph while_body')")
-STATE_READ_ONLY_BY_THE_METHOD = _SOFT_STATE + (
-    "an attribute a method assigns that the calling function never reads itself - only "
-    "methods read it: the same method next iteration (`rng.next()`: self.state = "
-    "(self.state * 75 + 74) % 65537) or a later one (`s.add(x)` in the loop, `s.mean()` "
-    "after it): soft state is only what the caller's own code reads, so it is not carried: "
-    "every iteration starts from the seed (sum of 5 draws % 10: 45 instead of 30, a silently "
-    "wrong result), or the body's tensor leaks out (ValueError '... belongs to graph "
-    "while_body')")
-PARAMETER_RECEIVER_IN_BRANCH = _SOFT_STATE + (
-    "a method of an object the function was given, called in a tensor if (`def advance_if(c, "
-    "dt): if dt > 0: c.advance(dt)`): c.t is not read later in advance_if (the caller reads "
-    "it), so it is not branch state and the branch's tensor leaks out: ValueError 'Tensor "
-    "add:0 ... belongs to graph 'then''")
-
 
 # == models holding weights ======================================================================
 
@@ -339,15 +283,23 @@ def solve_fixed_point(x, tol, max_iter):
     return fixed, iterations, solver.iterations
 
 
-@modes(python_bug=LIST_READ_IN_TENSOR_LOOP)
-@pytest.mark.parametrize("x, tol, max_iter", [
-    ([[0.0, 0.0]], 1e-5, 50),
-    ([[3.0, -2.0]], 1e-3, 50),
-    ([[0.0, 0.0]], 1e-5, 2),            # stops at max_iter
-    ([[0.0, 0.0]], 1e-5, 0),            # no iteration
+@pytest.mark.parametrize("x, tol, max_iter, tensors", [
+    *both([[0.0, 0.0]], 1e-5, 50),
+    *both([[3.0, -2.0]], 1e-3, 50),
+    *both([[0.0, 0.0]], 1e-5, 2),            # stops at max_iter
+    ([[0.0, 0.0]], 1e-5, 0, True),          # no iteration
 ])
 def test_fixed_point_of_a_sequential_model(x, tol, max_iter, tensors):
     check(solve_fixed_point, x, tol, max_iter, tensors=tensors)
+
+
+def test_a_list_a_tensor_loop_replaces_by_a_tensor_is_a_tensor_after_the_loop():
+    # A limit of graph loops: the loop turns the Python list `x` into a tensor (`x =
+    # model(x)`) and carries that; after zero iterations it is that tensor too, where
+    # eagerly it is still the list. The values are the list's.
+    fixed, iterations, solver_iterations = ag.convert(solve_fixed_point)([[0.0, 0.0]], 1e-5, 0)
+    assert isinstance(fixed, rt.Tensor) and fixed.numpy().tolist() == [[0.0, 0.0]]
+    assert int(iterations) == int(solver_iterations) == 0
 
 
 class ClippedHead:
@@ -470,9 +422,8 @@ def run_experiment(w, target, epochs):
 
 
 @pytest.mark.parametrize("w, target, epochs, tensors", [
-    *both(0.0, 3.0, 10, tensor_bug=METHOD_OF_ATTRIBUTE_RECEIVER),
-    *both(5.0, -1.0, 4, tensor_bug=METHOD_OF_ATTRIBUTE_RECEIVER),
-    *both(2.0, 0.0, 0, tensor_bug=METHOD_OF_ATTRIBUTE_RECEIVER + " (scheduler.epoch: 1, not 0)"),
+    *both(0.0, 3.0, 10), *both(5.0, -1.0, 4),
+    *both(2.0, 0.0, 0),                         # no epoch: the loop's values never escape
 ])
 def test_an_experiment_stepping_its_optimizer_and_scheduler_attributes(w, target, epochs,
                                                                          tensors):
@@ -508,7 +459,7 @@ def train_with_early_stopping(losses, patience):
     return stopper.best, stopper.wait, stopper.stopped_epoch
 
 
-@modes()    # fixed; was a known bug (soft state of called methods)
+@modes()
 @pytest.mark.parametrize("losses, patience", [
     ([1.0, 0.8, 0.79, 0.795, 0.9, 0.5], 2),        # stops at epoch 4
     ([1.0, 0.8, 0.6, 0.4], 2),                     # never stops
@@ -599,7 +550,7 @@ def particles_in_a_box(x0, x1, v0, v1, steps):
     return states, box.time
 
 
-@modes()    # fixed; was a known bug (soft state of called methods)
+@modes()
 @pytest.mark.parametrize("x0, x1, v0, v1, steps", [
     (0.5, 0.2, 1.0, -0.5, 7), (0.1, 0.9, 0.0, 2.0, 3), (0.5, 0.5, 1.0, 1.0, 0),
 ])
@@ -643,7 +594,7 @@ def ledger(amounts, start):
     return alice.balance, bob.balance, alice.rejected, moved
 
 
-@modes()    # fixed; was a known bug (PARAMETER_RECEIVER_IN_BRANCH, HELPER_CALLS_METHOD)
+@modes()
 @pytest.mark.parametrize("amounts, start", [
     ([10.0, 50.0, 30.0, 20.0], 70.0), ([5.0, 5.0], 100.0), ([80.0], 10.0),
 ])
@@ -765,7 +716,7 @@ def test_inheritance_and_super_in_layers(x, depth, tensors):
     check(stacked_layers, x, py(depth), tensors=tensors)
 
 
-@modes()    # fixed; was a known bug (soft state of called methods)
+@modes()
 @pytest.mark.parametrize("x, depth", [(1.0, 2), (4.0, 3)])     # (right after one iteration)
 def test_inheritance_and_super_in_layers_with_a_tensor_depth(x, depth, tensors):
     check(stacked_layers, x, depth, tensors=tensors)
@@ -1022,14 +973,14 @@ def fit_online(xs, ys, epochs):
     return model.w, model.b, model.seen, err
 
 
-@modes()    # fixed; was a known bug (soft state of called methods)
+@modes()
 @pytest.mark.parametrize("epochs", [3, 2])
 def test_a_closure_over_a_model_with_a_python_epoch_count(epochs, tensors):
     # epochs stays a Python int: that loop unrolls; zip over tensors is a graph loop.
     check(fit_online, [1.0, 2.0, 3.0], [3.0, 5.0, 7.0], py(epochs), tensors=tensors)
 
 
-@modes()    # fixed; was a known bug (soft state of called methods)
+@modes()
 @pytest.mark.parametrize("epochs", [3, 2])
 def test_a_closure_over_a_model_in_a_tensor_loop(epochs, tensors):
     check(fit_online, [1.0, 2.0, 3.0], [3.0, 5.0, 7.0], epochs, tensors=tensors)
@@ -1278,7 +1229,7 @@ def monte_carlo_pi_reporting_state(seed, n):
     return hits, rng.state          # the state is read after the loop: it is carried
 
 
-@modes()    # fixed; was a known bug (soft state of called methods)
+@modes()
 @pytest.mark.parametrize("seed, n", [(1, 50), (12345, 20)])
 def test_a_random_generator_object_in_a_monte_carlo_loop(seed, n, tensors):
     if tensors:     # `4.0 * hits / n` of an int32 count is float32 (numpy's is float64)
@@ -1471,13 +1422,10 @@ def regulate_tank(setpoint, level, max_steps, tol):
     return tank.level, steps, pid.integral
 
 
-PID_BUG = STATE_READ_ONLY_BY_THE_METHOD + " (pid.previous)"
-PID_BUG_PYTHON = PID_BUG + (" (with Python arguments the while loop becomes a graph loop "
-                            "once tank.level is a tensor)")
 
 
 @pytest.mark.parametrize("setpoint, level, max_steps, tol, tensors", [
-    *both(2.0, 0.0, 400, 0.05),         # fixed; were known bugs (PID_BUG)
+    *both(2.0, 0.0, 400, 0.05),
     *both(1.0, 1.0, 50, 0.1),
     *both(3.0, 0.0, 5, 0.01),
     *both(3.0, 0.0, 0, 0.01),
@@ -1507,7 +1455,6 @@ class Epidemic:
             self.peak = self.i
 
 
-EPIDEMIC_BUG = STATE_READ_ONLY_BY_THE_METHOD + " (sim.s, read only by step())"
 
 
 def outbreak(infected, beta, max_days):
@@ -1596,8 +1543,7 @@ def count_words(codes):
     return counter.finish()
 
 
-@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD + " (in_word, length, longest: read by "
-       "feed() and finish() only)")
+@modes()        # in_word, length, longest: read by feed() and finish() only
 @pytest.mark.parametrize("text", ["the quick  brown fox", "  a bb ccc ", "", "word"])
 def test_a_word_counting_state_machine(text, tensors):
     codes = [ord(c) for c in text]
@@ -1633,8 +1579,7 @@ def evaluate_batches(predictions, labels):
     return metrics.result(), metrics.count
 
 
-@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD + " (metrics.totals: read by update() and "
-       "result() only)")
+@modes()        # metrics.totals: read by update() and result() only
 @pytest.mark.parametrize("predictions, labels", [
     ([1.0, 2.0, 3.5], [1.2, 2.0, 2.0]), ([0.0], [10.0]),
 ])
@@ -1767,12 +1712,10 @@ def test_a_recurrent_cell_held_by_a_model_collects_its_states(xs, h0, limit):
 
 
 @pytest.mark.parametrize("xs, h0, limit", RNN_CASES[:2])
-def test_a_tensor_break_out_of_a_python_list_loop_that_appends_is_a_staging_error(xs, h0,
-                                                                                   limit):
+def test_a_tensor_break_out_of_a_python_list_loop_that_appends(xs, h0, limit):
     # A Python list of inputs unrolls the loop; whether the break happens is known only at
-    # run time, so the number of states is too: the error names the list and the loop.
-    staging_error(run_rnn, xs, h0, limit, tensors=False, names=["states"],
-                  line="for x in xs:")
+    # run time, so the number of states is too: `states` becomes a tensor list.
+    check(run_rnn, xs, h0, limit, tensors=False)
 
 
 class Regularized:
@@ -1874,17 +1817,9 @@ def brackets_balanced(codes):
     return len(stack) == 0
 
 
-STACK_BUG = STATE_READ_ONLY_BY_THE_METHOD + (
-    " (stack.items, read only by push(), pop() and __len__: the list grows once per trace, "
-    "so len(stack) is 1 or 0, and the early `return False` never happens)")
-
-
 @pytest.mark.parametrize("codes, tensors", [
-    *both([1, 1, -1, -1]),                  # (right by chance)
-    *both([1, -1, -1, 1], tensor_bug=STACK_BUG),
-    *both([-1], tensor_bug=STACK_BUG),
-    *both([1, 1], tensor_bug=STACK_BUG),
-    *both([1, -1, 1, 1, -1, -1]),
+    *both([1, 1, -1, -1]), *both([1, -1, -1, 1]), *both([-1]), *both([1, 1]),
+    *both([1, -1, 1, 1, -1, -1]),           # (stack.items: a tensor list in the loop)
 ])
 def test_a_stack_object_over_a_list_attribute(codes, tensors):
     check(brackets_balanced, codes, tensors=tensors)
@@ -1921,8 +1856,7 @@ def bank_branch(arrivals):
     return branch.queue, branch.waited, [teller.served for teller in branch.tellers]
 
 
-@modes(tensor_bug=STATE_READ_ONLY_BY_THE_METHOD + " (the tellers' busy_until and served, "
-       "assigned through branch.tick())")
+@modes()        # the tellers' busy_until and served, assigned through branch.tick()
 @pytest.mark.parametrize("arrivals", [[3, 0, 1, 0, 0, 2, 0], [0, 0], [5]])
 def test_a_bank_branch_with_tellers_in_a_list_attribute(arrivals, tensors):
     check(bank_branch, arrivals, tensors=tensors)
@@ -1976,13 +1910,10 @@ Q_RIGHT = [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]
 Q_STUCK = [[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]
 
 
-EPISODE_BUG = STATE_READ_ONLY_BY_THE_METHOD + (
-    " (env.pos, read only by env.step(); with Python arguments the while loop becomes a graph "
-    "loop once obs is a tensor)")
 
 
 @pytest.mark.parametrize("q, length, max_steps, tensors", [
-    *both("right", 4, 20),              # fixed; were known bugs (EPISODE_BUG)
+    *both("right", 4, 20),
     *both("stuck", 4, 9),
     *both("right", 4, 2),
     *both("right", 4, 0),
@@ -2556,18 +2487,17 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
 
 
 @pytest.mark.parametrize("f, args", [
-    pytest.param(list_replaced_by_a_tensor_it_is_read_into, (2,), id="list-read-in-loop",
-                 marks=pytest.mark.xfail(strict=True, reason=LIST_READ_IN_TENSOR_LOOP)),
-    pytest.param(method_of_an_attribute, (3,), id="method-of-an-attribute"),     # fixed (object state discovered)
-    pytest.param(method_of_an_item, (3,), id="method-of-an-item"),     # fixed (object state discovered)
-    pytest.param(method_of_an_attribute, (0,), id="method-of-an-attribute-no-iteration"),     # fixed (object state discovered)
-    pytest.param(callable_object_in_a_loop, (3,), id="callable-object"),     # fixed (object state discovered)
-    pytest.param(method_of_a_loop_target, (3,), id="method-of-a-loop-target"),     # fixed (object state discovered)
-    pytest.param(helper_calling_a_method, (3,), id="helper-calling-a-method"),     # fixed (object state discovered)
-    pytest.param(method_calling_a_method_of_its_argument, ([1.0, 2.0],), id="pay-other"),     # fixed (object state discovered)
-    pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter"),     # fixed (object state discovered)
-    pytest.param(closure_assigning_an_attribute, (3,), id="closure-assigning-an-attribute"),     # fixed (object state discovered)
-    pytest.param(closure_from_a_factory, (3,), id="closure-from-a-factory"),     # fixed (object state discovered)
+    pytest.param(list_replaced_by_a_tensor_it_is_read_into, (2,), id="list-read-in-loop"),
+    pytest.param(method_of_an_attribute, (3,), id="method-of-an-attribute"),
+    pytest.param(method_of_an_item, (3,), id="method-of-an-item"),
+    pytest.param(method_of_an_attribute, (0,), id="method-of-an-attribute-no-iteration"),
+    pytest.param(callable_object_in_a_loop, (3,), id="callable-object"),
+    pytest.param(method_of_a_loop_target, (3,), id="method-of-a-loop-target"),
+    pytest.param(helper_calling_a_method, (3,), id="helper-calling-a-method"),
+    pytest.param(method_calling_a_method_of_its_argument, ([1.0, 2.0],), id="pay-other"),
+    pytest.param(method_of_a_parameter_in_a_branch, (2.0,), id="method-of-a-parameter"),
+    pytest.param(closure_assigning_an_attribute, (3,), id="closure-assigning-an-attribute"),
+    pytest.param(closure_from_a_factory, (3,), id="closure-from-a-factory"),
     pytest.param(print_an_object_with_str, (2.5,), id="print-an-object-with-str",
                  marks=pytest.mark.xfail(strict=True, reason=STR_OF_AN_OBJECT)),
     pytest.param(print_then_mutate, (py(1),), id="print-then-mutate",
@@ -2576,8 +2506,8 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
                  marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
     pytest.param(operator_printing_in_a_tensor_loop, (3,), id="operator-printing",
                  marks=pytest.mark.xfail(strict=True, reason=IMPLICIT_CALLS_UNCONVERTED)),
-    pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state"),     # fixed (object state discovered)
-    pytest.param(state_read_by_a_later_method, ([1.0, 2.0, 6.0],), id="read-by-a-later-method"),     # fixed (object state discovered)
+    pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state"),
+    pytest.param(state_read_by_a_later_method, ([1.0, 2.0, 6.0],), id="read-by-a-later-method"),
     pytest.param(dataclass_result, (1.0,), id="dataclass-result",
                  marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
     pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),

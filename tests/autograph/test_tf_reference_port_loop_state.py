@@ -16,7 +16,7 @@ import io
 
 import numpy as np
 import pytest
-from equivalence import CALLEE_SIDE_EFFECTS, assert_equivalent, static
+from equivalence import assert_equivalent, static
 from test_tf_reference_port_conditionals import check_error as check
 from test_tf_reference_port_loops import (PY_AND_TENSOR,
                                           SEQ_KINDS,
@@ -79,21 +79,11 @@ def creates_nested_dynamic_shape(n):
     return v["a"], v["b"]
 
 
-CREATED_WITH_CHANGING_SHAPE = (
-    "autograph/operators/control_flow.py (tensor loops): a variable first assigned inside a "
-    "tensor loop takes its first iteration's shape as its 'before the loop' shape, so "
-    "`while i < n: v = rt.range(i); i += 1` (n a tensor) is a StagingError \"'v' has shape "
-    "(0,) before the loop but (None,) after an iteration\" although v has no value before "
-    "the loop; the suggested set_loop_options(shape_invariants=[(v, ...)]) cannot even name "
-    "v there (UnboundLocalError). TensorFlow relaxes the shape of loop-created variables")
-
-
 @pytest.mark.parametrize("f", [
     creates_static_shape, creates_nested_static_shape,
-    # Fixed; were strict xfails (CREATED_WITH_CHANGING_SHAPE): the shape is relaxed.
-    creates_dynamic_shape, creates_range, creates_nested_dynamic_shape,
-    pytest.param(creates_dynamic_rank, marks=pytest.mark.xfail(   # (the rank still stays)
-        strict=True, reason=CREATED_WITH_CHANGING_SHAPE)),
+    # The loop gives a variable it creates its shape: any shape of the first iteration's
+    # rank, or any rank at all once an iteration changes it.
+    creates_dynamic_shape, creates_range, creates_nested_dynamic_shape, creates_dynamic_rank,
 ])
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_loop_creates_a_variable(f, n):
@@ -115,15 +105,16 @@ def test_loop_creating_a_variable_runs_zero_times_with_python_bounds(f):
     assert_equivalent(f, 0, tensors=False, raises=UnboundLocalError)
 
 
-@pytest.mark.parametrize("f, name", [
-    (creates_static_shape, "'v'"),
-    (creates_nested_static_shape, "'v'"),   # fixed; was a strict xfail (COMPOSITE_CREATED...)
-    (creates_range, "'v'"),    # fixed; was a strict xfail (CREATED_WITH_CHANGING_SHAPE)
+@pytest.mark.parametrize("f, name, read", [
+    (creates_static_shape, "'v'", "return v"),
+    (creates_nested_static_shape, "'v'", 'return v["a"], v["b"]'),
+    (creates_range, "'v'", "return v"),
 ])
-def test_tensor_loop_creating_a_variable_runs_zero_times(f, name):
+def test_tensor_loop_creating_a_variable_runs_zero_times(f, name, read):
+    # As in Python, the read of the variable fails (when the graph runs), at its line.
     with pytest.raises(UnboundLocalError) as info:
         ag.convert(f)(rt.constant(0))
-    check(info.value, f, "while i < n", name)
+    check(info.value, f, read, name)
 
 
 # == loop_with_variable_type_test: shape invariants ========================================
@@ -1254,11 +1245,9 @@ def test_jumps_in_for_loops_over_unknown_lengths_that_grow_lists(f, values):
 @pytest.mark.parametrize("kind", ["tensors"])
 def test_tensor_jumps_in_python_for_loops_that_grow_lists(f, values, kind):
     # A Python loop over tensors: the tensor `if` decides whether the list grows, so its
-    # length would be known only when the graph runs (TensorFlow rejects the tensor
-    # break/continue inside a Python loop outright). A StagingError naming the list.
-    with pytest.raises(ag.StagingError) as info:
-        ag.convert(f)(seq(values, kind))
-    check(info.value, f, "if x % 2 == 0", "v")
+    # length is known only when the graph runs: it becomes a tensor list (TensorFlow
+    # rejects the tensor break/continue inside a Python loop outright).
+    assert_same_stacked(f, seq(values, kind))
 
 
 @pytest.mark.parametrize("cond", [True, False])
@@ -1269,9 +1258,7 @@ def test_correlated_breaks(cond):
 @pytest.mark.parametrize("cond", [True, False])
 def test_correlated_breaks_on_a_tensor(cond):
     # `while True` with a tensor `if` deciding whether the list grows: as above.
-    with pytest.raises(ag.StagingError) as info:
-        ag.convert(correlated_breaks)(rt.constant(cond))
-    check(info.value, correlated_breaks, "if cond:", "lst")
+    assert_same_stacked(correlated_breaks, rt.constant(cond))
 
 
 @pytest.mark.parametrize("x", [2, 3])
@@ -1279,7 +1266,6 @@ def test_guarded_continues_with_side_effects_in_a_python_loop(x):
     assert_same_stacked(guarded_continues_with_side_effects, x)
 
 
-@pytest.mark.xfail(strict=True, reason=CALLEE_SIDE_EFFECTS)
 @pytest.mark.parametrize("x", [2, 3])
 def test_guarded_continues_with_side_effects_in_a_tensor_loop(x):
     assert_same_stacked(guarded_continues_with_side_effects, rt.constant(x))

@@ -1,4 +1,4 @@
-"""d['k'] modified in an if is carried as state."""
+"""d['k'] modified in an if: no variable is carried; the item is discovered when traced."""
 
 
 def f(x):

@@ -1,4 +1,4 @@
-"""self.count modified in a loop is carried as state (a composite name)."""
+"""self.count modified in a loop: only `i` is named; the attribute is discovered when traced."""
 
 
 class Counter:

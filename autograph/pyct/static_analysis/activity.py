@@ -1,6 +1,7 @@
 """Activity analysis: which symbols each statement, block and function reads and writes.
 
-`resolve(node, context)` annotates (keys from anno.Static):
+`resolve(node, context)` annotates (keys from anno.Static), the root with FUNCTIONS (the
+functions and lambdas in the tree, outer ones first):
   every statement             SCOPE: what it reads/writes, nested blocks included
   def / class statements      DEF_SCOPE: what the statement does where it stands
                               (binds the name; reads decorators, defaults, bases
@@ -164,7 +165,9 @@ def resolve(node, context=None, parent_scope=None):
     qual_names.resolve(node)
     # A function analysed on its own still reads its decorators and default values (and
     # binds its name) in the code around it: a scope that stands for that code.
-    _Analyzer(parent_scope or Scope(None, isolated=True, kind="module")).visit(node)
+    analyzer = _Analyzer(parent_scope or Scope(None, isolated=True, kind="module"))
+    analyzer.visit(node)
+    anno.setanno(node, anno.Static.FUNCTIONS, analyzer.functions)
     return node
 
 
@@ -172,6 +175,7 @@ class _Analyzer(ast_util.NodeVisitor):
 
     def __init__(self, parent_scope):
         self.scope = parent_scope
+        self.functions = []             # the functions and lambdas met, outer ones first
 
     def _enter(self, isolated=False, kind=None):
         self.scope = Scope(self.scope, isolated, kind)
@@ -320,6 +324,7 @@ class _Analyzer(ast_util.NodeVisitor):
         name = qual_names.QN(node.name)
         self.scope.modified.add(name)
         self.scope.bound.add(name)
+        self.functions.append(node)
         fn_scope = self._enter(isolated=True, kind="function")
         self._visit_params(node, fn_scope)
         for stmt in node.body:
@@ -331,6 +336,7 @@ class _Analyzer(ast_util.NodeVisitor):
     def visit_Lambda(self, node):
         for part in signature_parts(node):
             self.visit(part)
+        self.functions.append(node)
         fn_scope = self._enter(isolated=True, kind="lambda")
         self._visit_params(node, fn_scope)
         self._scoped(node.body, node.body, anno.Static.CFG_NODE_SCOPE)

@@ -24,6 +24,7 @@ import itertools
 
 import gast
 
+from autograph.pyct import anno
 from autograph.pyct import parser
 from autograph.pyct import visitor
 
@@ -63,8 +64,22 @@ class Graph(collections.namedtuple("Graph", (
 
 
 def build(node):
-    """{FunctionDef, AsyncFunctionDef or Lambda node: Graph} for every function in node."""
-    return {fn: _Builder().build(fn) for fn in _functions(node)}
+    """{FunctionDef, AsyncFunctionDef or Lambda node: Graph} for every function in node
+    (outer ones first; those activity.resolve found, when it ran on `node`)."""
+    functions = anno.getanno(node, anno.Static.FUNCTIONS, None)
+    if functions is None:
+        functions = _functions(node)
+    else:
+        anno.delanno(node, anno.Static.FUNCTIONS)     # (it holds the node: a cycle)
+    return {fn: _Builder().build(fn) for fn in functions}
+
+
+def release(graphs):
+    """Breaks the graphs' cycles (nodes linking each other) once they are no longer used,
+    so they are freed as they go, not by the cyclic garbage collector."""
+    for graph in graphs.values():
+        for node in graph.index.values():
+            node.next = node.prev = None
 
 
 _FUNCTION_TYPES = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))

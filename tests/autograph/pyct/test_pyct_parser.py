@@ -262,3 +262,49 @@ def test_own_converters_match_gasts():
             theirs, include_attributes=True)
         assert ast.dump(parser.gast_to_ast(ours), include_attributes=True) == ast.dump(
             gast.gast_to_ast(theirs), include_attributes=True)
+
+
+# -- printing: the loader prints gast trees themselves (parser.GastPrinter) -------------------
+
+_PRINTED = '''
+def f(a, b: int = 1, *args: str, c, d=2, **kwargs: float):
+    """A docstring
+    over two lines."""
+    x = 1 .real + a.b.c(a, *args, k=1, **kwargs)
+    y = a[1, 2] + a[1:2, ::3] + a[(1, 2)][-1]
+    z = (lambda q, r=3: q + r)(x) if x and not y or -x ** 2 else None
+    w = f"{x!r:>{y}} {'s'!s}" + 'it\\'s' + "tab\\t" + b"bytes" + 1.5e300 * 2j
+    try:
+        pass
+    except (ValueError, TypeError) as error:
+        raise RuntimeError("no") from error
+    finally:
+        del x
+    with open(a) as (p, q), open(b):
+        for i, (j, k) in enumerate(q, start=1):
+            while i < j:
+                i += 1
+            else:
+                continue
+    match a:
+        case [1, *rest] if rest:
+            return {**kwargs, "k": [i async for i in y] if False else {v for v in y}}
+        case {"k": v, **others} | Point(x=0, y=v) as found:
+            global g
+            return (yield from found)
+    return ...
+'''
+
+
+def test_gast_trees_print_as_ast_unparse_prints_them():
+    import ast
+    tree = parser.parse(_PRINTED, single_node=False)
+
+    class Plain(ast._Unparser):     # ast.unparse, for trees without positions
+        def get_type_comment(self, node):
+            return None
+
+    expected = Plain().visit(parser.gast_to_ast(gast.Module(body=tree, type_ignores=[]),
+                                                positions=False))
+    assert parser.GastPrinter().visit(gast.Module(body=tree, type_ignores=[])) == expected
+    assert parser.unparse(tree) == expected
