@@ -34,9 +34,10 @@ Two sources decide the slots, each owning what it knows exactly, with no overlap
    to a bounded depth. After a trace of the bodies (while the graph is built, or the probe
    below), a place that changed and is no slot yet becomes one (`Snapshot.changes`), and the
    statement is traced again with it. Everything reached is restored after each trace.
-   Library objects (runtime, numpy, the standard library), tensors and variables are not
-   looked into; places the converter manages itself (the cells the bodies assign) are
-   state already or dead. A statement reaching nothing mutable takes no snapshot.
+   Library objects (runtime, numpy, the standard library but for its attribute namespaces
+   SimpleNamespace and argparse.Namespace), tensors and variables are not looked into;
+   places the converter manages itself (the cells the bodies assign) are state already or
+   dead. A statement reaching nothing mutable takes no snapshot.
 
 A loop also needs, before its first trace, the types of the values it will carry where
 the values before it do not give them: a variable first assigned in the loop, or holding
@@ -282,9 +283,19 @@ _MAX_PLACES = 20000         # places recorded by one snapshot
 
 
 def _is_library(value):
-    module = getattr(type(value), "__module__", None) or ""
+    """Whether `value` is a library's object, not looked into; the standard library's
+    attribute namespaces (types.SimpleNamespace, argparse.Namespace) are user records."""
+    cls = type(value)
+    module = getattr(cls, "__module__", None) or ""
     root = module.partition(".")[0]
-    return root in _LIBRARY_ROOTS or root in _STDLIB
+    if root not in _LIBRARY_ROOTS and root not in _STDLIB:
+        return False
+    return not isinstance(value, _namespace_types())
+
+
+def _namespace_types():
+    argparse = sys.modules.get("argparse")        # (not imported here for its sake)
+    return (types.SimpleNamespace,) + ((argparse.Namespace,) if argparse else ())
 
 
 def _slot_names(cls):

@@ -2,9 +2,12 @@
 users write them: immutable values rebuilt in a loop, nested lists of counters, variables
 a loop or its `else` assigns, None before a loop, lists grown under a tensor `break`, a zip
 of a Python list with a tensor, Python floats carried through a loop, a depth-first search
-over a list used as a stack. Each converted run (traced, and run op by op) must give the
-eager run's values and printed text (see equivalence.py)."""
+over a list used as a stack, attributes of the standard library's namespaces. Each
+converted run (traced, and run op by op) must give the eager run's values and printed text
+(see equivalence.py)."""
+import argparse
 import collections
+import types
 
 import numpy as np
 import pytest
@@ -203,3 +206,21 @@ def test_a_python_float_from_a_tensor_loop_meets_tensors_as_eagerly(n):
     np.testing.assert_allclose([t.numpy() for t in got[:2]],
                                [t.numpy() for t in expected[:2]], rtol=1e-6)
     assert str(got[2].numpy()) == str(expected[2])
+
+
+def namespace_totals(v, make):
+    s = make(total=0.0, steps=0, last=None)
+    for x in v:
+        if x > 0:
+            s.total += x
+            s.last = x
+        s.steps += 1
+    print("namespace", s.total, s.steps)
+    return s.total, s.steps
+
+
+@pytest.mark.parametrize("make", [types.SimpleNamespace, argparse.Namespace],
+                         ids=["SimpleNamespace", "argparse.Namespace"])
+@pytest.mark.parametrize("v", [[1.0, -2.0, 3.0], [-1.0]])
+def test_the_standard_librarys_attribute_namespaces_carry_state(v, make, tensors):
+    assert_equivalent(namespace_totals, np.array(v, np.float32), static(make), tensors=tensors)
