@@ -22,7 +22,7 @@ from . import config
 from . import context
 from .errors import OpError, with_location, wrap_kernel_error
 
-__all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error", "optimized_graph"]
+__all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error", "optimized_graph"]
 
 _plan_lock = threading.Lock()
 
@@ -143,12 +143,13 @@ def run_graph(graph, feed_values):
     """Run a function-like graph: feed inputs then captures, return its flat outputs."""
     run = graph._plans.get(config._state["version"])
     if run is None:
-        run = _function_runner(graph)
+        run = function_runner(graph)
     return run(feed_values)
 
 
-def _function_runner(graph):
-    """How `run_graph` runs `graph` under the current settings (kept until either changes)."""
+def function_runner(graph):
+    """How `run_graph` runs `graph` under the current settings (kept until they change):
+    a function of the feed values returning the output values."""
     run = _runner(optimized_graph(graph), getattr(graph, "jit_compile", False))
     graph._plans[config._state["version"]] = run
     return run

@@ -34,7 +34,8 @@ from . import nest
 from . import trace_warnings
 from . import traceback_utils
 from .auto_control_deps import add_control_dependencies
-from .executor import run_graph
+from .errors import OpError
+from .executor import function_runner, run_graph
 from .graph import Graph, Operation
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
@@ -45,6 +46,7 @@ from .variables import Variable, creation_rule
 __all__ = ["function", "Function", "ConcreteFunction", "TensorSpec"]
 
 _log = logging.getLogger(__name__)
+_DTYPE_OF = dtypes._BY_NP                   # numpy dtype -> DType
 
 
 class TensorSpec:
@@ -137,10 +139,46 @@ class ConcreteFunction:
 
     def _call_flat(self, tensors):
         """Run on flat input tensors (eager or symbolic); returns the structured result."""
+        if not registry.tape_hooks and context.current_graph() is None:
+            return self._call_eager(tensors)
+        outs = apply(_CALL, list(tensors) + self._capture_list(), self._call_attrs,
+                     name=self.name)
+        return self._structured(outs)
+
+    def _call_eager(self, tensors):
+        """What a `call` op does eagerly (outside graphs and tapes, so nothing records it),
+        without the op: the graph's runner called on the arrays, the results wrapped."""
+        graph = self.graph
+        run = graph._plans.get(config._state["version"]) or function_runner(graph)
+        captures = self._capture_list() if graph.captures else ()
+        try:
+            arrays = [t._value for t in tensors]
+            if captures:
+                arrays += [t._value for t in captures]
+        except AttributeError:
+            raise registry.leaked_symbolic_error(_CALL, [*tensors, *captures]) from None
+        try:
+            outs = run(arrays)
+        except OpError:
+            raise
+        except Exception as e:  # noqa: BLE001 - re-raised naming the call, as the op does
+            raise registry.eager_kernel_error(_CALL, [*tensors, *captures], self._call_attrs,
+                                              e) from e
+        if self._single:
+            v = outs[self._output_template.index]
+            dtype = _DTYPE_OF.get(v.dtype) if type(v) is np.ndarray else None
+            return registry.eager_tensor(v) if dtype is None else EagerTensor(v, dtype)
+        return self._structured(list(map(registry.eager_tensor, outs)))
+
+    def _capture_list(self):
+        """The captured outer tensors, fed after the inputs."""
         captures = self._captures
         if len(captures) != len(self.graph.captures):
             captures = self._captures = [outer for outer, _ in self.graph.captures]
-        outs = apply(_CALL, list(tensors) + captures, self._call_attrs, name=self.name)
+        return captures
+
+    def _structured(self, outs):
+        """The result's structure, holding `outs` (the flat results)."""
         if self._single:
             return outs[self._output_template.index]
         leaves = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
@@ -244,6 +282,18 @@ def _encode(x, tensors):
     except TypeError:
         return (t, _Unhashable(x))
     return (t, x)
+
+
+def _direct_key(args):
+    """The dispatch cache's key of positional arguments: each one's dtype and shape, or
+    None unless all are eager tensors."""
+    key = ()
+    for a in args:
+        if type(a) is not EagerTensor:
+            return None
+        v = a._value
+        key += (v.dtype, v.shape)         # (an EagerTensor's DType is its array's dtype)
+    return key
 
 
 def _replace_tensors(x, fn):
@@ -409,6 +459,7 @@ class Function:
         self._signature_structure = input_signature
         self.reduce_retracing = bool(reduce_retracing)
         self._cache = {}                    # signature key -> ConcreteFunction
+        self._direct = {}                   # _direct_key -> ConcreteFunction (see _lookup)
         self._general = {}                  # reduce_retracing: shape-free key -> (specs, trace)
         self._calls = 0                     # calls so far (traces remember when they ran last)
         self._traces = 0                    # traces made (the first may create variables)
@@ -530,9 +581,16 @@ class Function:
         return tensors
 
     def _lookup(self, args, kwargs):
+        """(the trace to run, the flat tensors to feed it); a call that found its trace in
+        the cache, given eager tensors only, is remembered for `_direct_call`."""
         if self.input_signature is not None:
             tensors = self._apply_signature(args, kwargs)
-            return self._signature_concrete(), tensors
+            concrete = self._cache.get("signature")
+            if concrete is None:
+                return self._signature_concrete(), tensors
+            self._remember_direct(args, kwargs, args, tensors, concrete)
+            return concrete, tensors
+        given = args
         args, kwargs = self._canonicalize(args, kwargs)
         tensors = []
         key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
@@ -541,7 +599,26 @@ class Function:
         if concrete is None:
             return self._trace_with_key(key, args, kwargs)[0], tensors
         concrete._last_call = calls
+        self._remember_direct(given, kwargs, args, tensors, concrete)
         return concrete, tensors
+
+    # A JAX-style dispatch cache for the common call: eager tensors only, positionally,
+    # outside graphs and tapes. Its key (each argument's dtype and shape) costs a fraction
+    # of `_encode`'s, and the trace it finds is called directly (`_call_eager`).
+    _DIRECT_LIMIT = 256
+
+    def _remember_direct(self, given, kwargs, args, tensors, concrete):
+        """Keep `concrete` for calls like this one, if it was given eager tensors only, as
+        the trace's inputs in order (no Python values, defaults or nesting)."""
+        if kwargs or args is not given or len(tensors) != len(given):
+            return
+        for t, a in zip(tensors, given):
+            if t is not a or type(a) is not EagerTensor:
+                return
+        if len(self._direct) >= self._DIRECT_LIMIT:
+            self._direct.clear()
+        self._direct[_direct_key(given)] = concrete
+
 
     def _trace_with_key(self, key, args, kwargs):
         """(the trace to run now, the trace kept for `key`): they differ on a first trace
@@ -621,6 +698,7 @@ class Function:
         while limit is not None and len(self._cache) > max(limit, 1):
             old_key = min(self._cache, key=lambda k: self._cache[k]._last_call)
             dropped = self._cache.pop(old_key)
+            self._direct = {k: c for k, c in list(self._direct.items()) if c is not dropped}
             self._general = {k: v for k, v in self._general.items() if v[1] is not dropped}
             _log.warning("rt.function '%s': its trace cache is full (%d traces, "
                          "rt.config.set_trace_cache_size); dropped the least recently "
@@ -629,6 +707,13 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         try:
+            if self._direct and not kwargs:        # the dispatch cache (see _lookup)
+                concrete = self._direct.get(_direct_key(args))
+                if (concrete is not None and not registry.tape_hooks
+                        and context.graph_functions_run_now()):
+                    self._calls = calls = self._calls + 1
+                    concrete._last_call = calls
+                    return concrete._call_eager(args)
             if context.functions_run_eagerly():
                 fn = self._tracer if self._tracer is not None else self.python_function
                 return fn(*args, **kwargs)

@@ -25,6 +25,7 @@ everything in the fast executor. Compiled code is cached on disk, keyed by a has
 its source (the graph's content, lowered), under `rt.config.get_compile_cache_dir()`
 (default: the user cache dir; RT_COMPILE_CACHE), so another process loads it.
 """
+import functools
 import hashlib
 import importlib.util
 import os
@@ -69,12 +70,11 @@ def warn_unavailable():
 class Region:
     """One compiled region of a program: its source, its state, its numba function."""
 
-    def __init__(self, lowered, loop, outputs, description, graph_name):
+    def __init__(self, lowered, loop, description, graph_name):
         self.name = lowered.name
         self.source = lowered.source
         self.faults = lowered.faults
         self.loop = loop
-        self.wrap = [_scalar_type(t) for t in outputs]
         self.description = description
         self.graph_name = graph_name
         self.fn = None
@@ -89,7 +89,8 @@ class Region:
 
     # -- the program's calls ---------------------------------------------------------------
     def run(self, *args):
-        """The region's results computed by its compiled function, or None."""
+        """The region's results computed by its compiled function, or None. (Scalars come
+        back as Python scalars: the program makes them numpy scalars of their dtypes.)"""
         self.no_switch = False
         if self.fn is None:
             sample = ((0, -1) if self.loop else (-1,)) + args
@@ -149,6 +150,36 @@ class Region:
             self.state, self.reason = "failed", f"numba: {type(e).__name__}: {_first_line(e)}"
             return
         self.fn, self.state, self.reason = fn, "compiled", None
+        self.run = self._compiled_run()     # the program's calls go straight to it
+
+    def _compiled_run(self):
+        """`run` once compiled: the compiled function called with the loop iteration
+        limit of the moment."""
+        fn, limits, fault = self.fn, config._state, _fault_type()
+        entry = _scalar_entry(fn)
+        direct = entry is not None
+        entry = entry or fn
+        if self.loop:                   # a loop region starts at iteration 0
+            fn, entry = functools.partial(fn, 0), functools.partial(entry, 0)
+
+        def run(*args):
+            self.no_switch = False
+            limit = limits["loop_limit"]
+            guard = -1 if limit is None else limit
+            try:
+                try:
+                    return entry(guard, *args)
+                except (TypeError, ValueError, OverflowError):
+                    if not direct:
+                        raise
+                return fn(guard, *args)      # not the types it was compiled for: dispatch
+            except fault:
+                self.no_switch = True
+                return None
+            except Exception as e:  # noqa: BLE001 - e.g. numba compiling for new types
+                self._give_up(e)
+                return None
+        return run
 
     def _call(self, args):
         """Call the compiled function (a loop region's args start with its iteration)."""
@@ -162,11 +193,15 @@ class Region:
             self.no_switch = True
             return None
         except Exception as e:  # noqa: BLE001 - e.g. numba compiling for new argument types
-            self.fn, self.state = None, "failed"
-            self.reason = f"numba: {type(e).__name__}: {_first_line(e)}"
+            self._give_up(e)
             return None
-        return [v if w is None else w(v) for v, w in zip(out, self.wrap)]
+        return out
 
+    def _give_up(self, exc):
+        """The compiled function failed (not a fault): the fast executor runs from now on."""
+        self.fn, self.state = None, "failed"
+        self.reason = f"numba: {type(exc).__name__}: {_first_line(exc)}"
+        self.__dict__.pop("run", None)
     def report(self):
         return {"graph": self.graph_name, "region": self.name,
                 "kind": "loop" if self.loop else "ops", "ops": self.description,
@@ -176,11 +211,20 @@ class Region:
         return f"<Region {self.name} of {self.graph_name}: {self.state}>"
 
 
-def _scalar_type(t):
-    """How a rank-0 result numba returns (a Python scalar) becomes a numpy one."""
-    if t.shape.rank != 0 or t.dtype.is_bool:
+def _scalar_entry(fn):
+    """The compiled machine code of numba dispatcher `fn` as a Python callable, when `fn`
+    has one compiled signature, of scalars only: called without numba's dispatch (which
+    types every argument, ~0.2 us), it converts each argument to its scalar type. Else
+    None. (An array argument is not checked as dispatch checks it, so those dispatch.)"""
+    numba = _numba()
+    overloads = getattr(fn, "overloads", {})
+    if len(overloads) != 1:
         return None
-    return t.dtype.np.type
+    (signature, compiled), = overloads.items()
+    if not all(isinstance(t, (numba.types.Integer, numba.types.Float, numba.types.Boolean))
+               for t in signature):
+        return None
+    return getattr(compiled, "entry_point", None)
 
 
 def _limit():

@@ -11,7 +11,7 @@ from numba import njit, types
 from numba.extending import overload
 
 __all__ = ["Fault", "_scalar", "_maximum", "_minimum", "_sigmoid", "_ifloordiv", "_imod", "_bdim",
-           "_index"]
+           "_index", "_float_sum"]
 
 
 class Fault(Exception):
@@ -78,3 +78,62 @@ def _index(i, n):
     if i < 0:
         i += n
     return i if 0 <= i < n else -1
+
+
+@njit
+def _pairwise(a, start, n, zero):
+    """numpy's pairwise sum of a[start:start + n] (its order of float additions, in a's
+    dtype: blocks of 128 as 8 running sums, halves above that); `zero` is -0.0."""
+    if n < 8:
+        res = zero
+        for i in range(start, start + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+        r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
+        i = start + 8
+        stop = start + n - n % 8
+        while i < stop:
+            r0 += a[i]
+            r1 += a[i + 1]
+            r2 += a[i + 2]
+            r3 += a[i + 3]
+            r4 += a[i + 4]
+            r5 += a[i + 5]
+            r6 += a[i + 6]
+            r7 += a[i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < start + n:
+            res += a[i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise(a, start, half, zero) + _pairwise(a, start + half, n - half, zero)
+
+
+@njit
+def _float_sum(flat, shape, reduced, size, zero):
+    """np.sum of a C-contiguous float array (`flat`, its elements; `shape`) over the axes
+    `reduced` (a bool per axis) as numpy adds: its innermost run of reduced axes summed
+    pairwise, each such block added to a zero-started sum in C order. The `size` sums,
+    kept axes in C order."""
+    acc = np.zeros(size, flat.dtype)
+    k, block = len(shape), 1
+    while k > 0 and (reduced[k - 1] or shape[k - 1] == 1):
+        block *= shape[k - 1]
+        k -= 1
+    if flat.size == 0:
+        return acc
+    for p in range(flat.size // block):
+        o, rest, scale = 0, p, 1
+        for axis in range(k - 1, -1, -1):
+            i = rest % shape[axis]
+            rest //= shape[axis]
+            if not reduced[axis]:
+                o += i * scale
+                scale *= shape[axis]
+        acc[o] += _pairwise(flat, p * block, block, zero)
+    return acc

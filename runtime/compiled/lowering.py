@@ -428,7 +428,7 @@ class _Lowerer(_Compiler):
         env[out] = result
 
     # -- reductions ---------------------------------------------------------------------------
-    _COMBINE = {"sum": "{acc} + {x}", "mean": "{acc} + {x}", "max": "_maximum({acc}, {x})",
+    _COMBINE = {"sum": "{acc} + {x}", "max": "_maximum({acc}, {x})",
                 "min": "_minimum({acc}, {x})", "any": "{acc} or {x}", "all": "{acc} and {x}"}
 
     def reduction(self, op, kind, env, indent):
@@ -436,10 +436,10 @@ class _Lowerer(_Compiler):
         rank = x.shape.rank
         axis = op.attrs["axis"]
         axes = set(range(rank)) if axis is None else set(axis)
-        acc_dtype = np.dtype(np.float64) if out.dtype.is_floating and kind in ("sum", "mean") \
-            else out.dtype.np
-        init = {"sum": -0.0 if acc_dtype.kind == "f" else 0, "mean": -0.0, "any": False,
-                "all": True}.get(kind)
+        if kind in ("sum", "mean") and x.dtype.is_floating:
+            return self.float_sum(op, kind, axes, env, indent)
+        acc_dtype = out.dtype.np
+        init = {"sum": 0, "any": False, "all": True}.get(kind)
         if init is None:
             init = (-np.inf if kind == "max" else np.inf) if acc_dtype.kind == "f" else (
                 np.iinfo(acc_dtype).min if kind == "max" else np.iinfo(acc_dtype).max) \
@@ -463,15 +463,44 @@ class _Lowerer(_Compiler):
         element = self.cast(f"{src}[{', '.join(index)}]", x.dtype.np, acc_dtype)
         self.emit(indent + rank, f"{target} = {dtype_source(acc_dtype)}("
                                  f"{self._COMBINE[kind].format(acc=target, x=element)})")
-        if kind == "mean":
-            self.emit(indent, f"{acc} = {acc} / {count}")
-        value = acc if acc_dtype == out.dtype.np else f"{acc}.astype({dtype_source(out.dtype.np)})"
+        return self.reduced(op, acc, axes, src)
+
+    def reduced(self, op, acc, axes, src):
+        """The source of reduction `op`'s result from `acc`, its values (kept axes in C
+        order, in an array of the input's rank or a flat one); `src`: the input."""
+        x, out = op.inputs[0], op.outputs[0]
         if out.shape.rank == 0:
-            return f"{value}[{', '.join(['0'] * rank)}]"
-        if op.attrs["keepdims"]:
-            return value
-        dims = [f"{src}.shape[{k}]" for k in range(rank) if k not in axes]
-        return f"{value}.reshape(({', '.join(dims)},))"
+            return f"{acc}.ravel()[0]"
+        keep = [k for k in range(x.shape.rank) if k not in axes or op.attrs["keepdims"]]
+        dims = ["1" if k in axes else f"{src}.shape[{k}]" for k in keep]
+        return f"{acc}.reshape(({', '.join(dims)},))"
+
+    def float_sum(self, op, kind, axes, env, indent):
+        """A float sum (or mean) in numpy's order of additions, so that it rounds as numpy's
+        does (`helpers._float_sum`); a mean divides in float64, as np.mean does. Arrays
+        not C-contiguous (views whose order numpy's buffered loops decide) fault."""
+        x, out = op.inputs[0], op.outputs[0]
+        src, rank = env[x], x.shape.rank
+        self.emit(indent, f"if not {src}.flags.c_contiguous:", op)
+        self.emit(indent + 1, self.fault(op), op)
+        size = self.fresh("size")
+        self.emit(indent, f"{size} = 1")
+        for k in range(rank):
+            if k not in axes:
+                self.emit(indent, f"{size} *= {src}.shape[{k}]")
+        reduced = "(" + "".join(f"{k in axes}, " for k in range(rank)) + ")"
+        acc = self.fresh(f"acc_{op.name}")
+        self.emit(indent, f"{acc} = _float_sum(np.ascontiguousarray({src}).reshape(-1), "
+                          f"{src}.shape, {reduced}, {size}, "
+                          f"{self.scalar_literal(-0.0, x.dtype.np)})", op)
+        if kind == "mean":
+            count = self.fresh("count")
+            self.emit(indent, f"{count} = 1")
+            for k in sorted(axes):
+                self.emit(indent, f"{count} *= {src}.shape[{k}]")
+            self.emit(indent, f"{acc} = ({acc}.astype(np.float64) / {count})"
+                              f".astype({dtype_source(out.dtype.np)})")
+        return self.reduced(op, acc, axes, src)
 
     def assign_element(self, indent, t, source, op):
         name = self.fresh(t.op.name)
@@ -487,7 +516,7 @@ class _Operands:
 
     def reduction(self, kind):
         """A loop reducing operand 0 over the op's `axis` (`keepdims`): kind "sum", "mean",
-        "max", "min", "any" or "all"; floats summed in float64."""
+        "max", "min", "any" or "all"; floats summed as numpy sums them."""
         return self.lowerer.reduction(self.op, kind, self.env, self.indent)
 
     def value(self, i):

@@ -145,6 +145,43 @@ def test_elementwise_chains_broadcast_and_keep_dtypes():
         assert np.array_equal(np.signbit(a), np.signbit(b))
 
 
+AXES = (None, 0, 1, 2, (0, 1), (0, 2), (1, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_sums_and_means_round_as_numpys_pairwise_sums(dtype):
+    """Compiled reductions add in numpy's order (pairwise over the innermost run of
+    reduced axes), so float32 sums agree with numpy's bit for bit, over every axis set."""
+    def f(x):
+        y = x * 0.5 + x                  # a fused op: the reductions join its region
+        return ([rt.reduce_sum(y, axis=a) for a in AXES]
+                + [rt.reduce_mean(y, axis=a, keepdims=True) for a in (None, 1, (0, 2))])
+
+    rng = np.random.default_rng(3)
+    for shape in [(3, 5, 300), (2, 140, 9), (1, 1, 7), (4, 0, 3)]:
+        x = (rng.normal(size=shape) * 10.0 ** rng.uniform(-3, 3, size=shape)).astype(dtype)
+        y = x * dtype(0.5) + x
+        fast, jit = run_both(f, x)
+        assert_same(jit, [np.sum(y, axis=a) for a in AXES]
+                    + [np.mean(y, axis=a, keepdims=True) for a in (None, 1, (0, 2))])
+        assert_same(fast, jit)
+    assert [r["state"] for r in regions_of("f")] == ["compiled"]
+
+
+def test_sums_of_views_run_in_the_fast_executor_and_agree():
+    """A transposed or sliced input (not C-contiguous: numpy's buffered loops decide its
+    order of additions) makes the compiled region give up: the fast executor sums it."""
+    def g(t):
+        u = t * 0.5 + t
+        return rt.reduce_sum(rt.transpose(u), axis=0), rt.reduce_sum(u[:, 1:]), u
+
+    t = np.random.default_rng(4).normal(size=(300, 9)).astype(np.float32)
+    u = t * np.float32(0.5) + t
+    fast, jit = run_both(g, t)
+    assert_same(jit, [np.sum(u.T, axis=0), np.sum(u[:, 1:]), u])
+    assert_same(fast, jit)
+
+
 def test_matmul_in_a_loop_lowers_to_np_dot():
     def f(h, w, n):
         return rt.while_loop(lambda i, h: i < n,
