@@ -165,7 +165,8 @@ def test_float_sums_and_means_round_as_numpys_pairwise_sums(dtype):
         assert_same(jit, [np.sum(y, axis=a) for a in AXES]
                     + [np.mean(y, axis=a, keepdims=True) for a in (None, 1, (0, 2))])
         assert_same(fast, jit)
-    assert [r["state"] for r in regions_of("f")] == ["compiled"]
+    states = [r["state"] for r in regions_of("f")]
+    assert states and set(states) == {"compiled"}
 
 
 def test_sums_of_views_run_in_the_fast_executor_and_agree():
