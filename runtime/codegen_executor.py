@@ -570,7 +570,8 @@ class _Compiler:
         if switch is None:
             self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
         else:        # into the compiled loop with this state, or on in this one
-            state = ", ".join(names + args)
+            state = ", ".join([f"_concat_rows({name}, {rows[j]})" if j in rows else name
+                               for j, name in enumerate(names)] + args)
             self.emit(indent + 2, f"{v} = {region}.switch({i}, {state})", op)
             self.emit(indent + 2, f"if {v} is not None:", op)
             self.emit(indent + 3, "break")

@@ -149,10 +149,44 @@ def run_graph(graph, feed_values):
 
 def function_runner(graph):
     """How `run_graph` runs `graph` under the current settings (kept until they change):
-    a function of the feed values returning the output values."""
-    run = _runner(optimized_graph(graph), getattr(graph, "jit_compile", False))
-    graph._plans[config._state["version"]] = run
+    a function of the feed values returning the output values. (A lazily compiled
+    graph's first run: the plain plan of the graph as traced, not kept.)"""
+    version = config._state["version"]
+    jit = getattr(graph, "jit_compile", False)
+    if _first_run_interpreted(graph, version, jit):
+        return plan_for(graph).run
+    run = _runner(optimized_graph(graph), jit)
+    graph._plans[version] = run
     return run
+
+
+def _first_run_interpreted(graph, version, jit):
+    """Is this the first run of `graph` under these settings, to run step by step as
+    traced (rt.config.set_lazy_compile): the fast executor's, of a small loop-free graph?"""
+    if not config._state["lazy_compile"] or jit or config.get_executor() != "fast":
+        return False
+    key = ("interpreted", version)
+    if key in graph._plans:
+        return False
+    graph._plans[key] = True
+    return _small_and_loop_free(graph)
+
+
+def _small_and_loop_free(graph):
+    """No `while` in `graph` or its sub-graphs, whose values (shapes known while tracing)
+    total at most config.LAZY_ELEMENTS elements."""
+    from .passes import graphs_in
+    total = 0
+    for g in graphs_in(graph):
+        for op in g.ops:
+            if op.type == "while":
+                return False
+            for t in op.outputs:
+                n = t.shape.num_elements()
+                if n is None:
+                    return False
+                total += n
+    return total <= config.LAZY_ELEMENTS
 
 
 def optimized_graph(graph):

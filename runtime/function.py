@@ -39,6 +39,7 @@ from .executor import function_runner, run_graph
 from .graph import Graph, Operation
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
+from .passes import no_collections
 from .shapes import TensorShape
 from .tensor import EagerTensor, SymbolicTensor, Tensor
 from .variables import Variable, creation_rule
@@ -362,6 +363,11 @@ def _output_leaf(x):
 
 def trace_into_graph(python_function, args, kwargs, name, arg_names):
     """Trace `python_function` on placeholders; returns a ConcreteFunction."""
+    with no_collections():          # (tracing makes thousands of objects that stay)
+        return _trace_into_graph(python_function, args, kwargs, name, arg_names)
+
+
+def _trace_into_graph(python_function, args, kwargs, name, arg_names):
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
     with graph.as_default():

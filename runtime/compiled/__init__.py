@@ -280,7 +280,8 @@ def cache_dir():
 def _function(region):
     """The numba dispatcher of `region`, from a module file named by its source's hash."""
     source = _HEADER + region.source + f"\n{region.name} = {_JIT}({region.name})\n"
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    # (numba's cache of a module knows that module's source, not the helpers' it inlines)
+    digest = hashlib.sha256(source.encode() + _helpers_digest()).hexdigest()[:24]
     name = f"rt_region_{digest}"
     with _lock:
         module = sys.modules.get(name)
@@ -300,6 +301,14 @@ def _function(region):
                 del sys.modules[name]
                 raise
     return getattr(module, region.name)
+
+
+@functools.lru_cache(maxsize=None)
+def _helpers_digest():
+    """A digest of the helpers compiled regions call (a new version: new cache files)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers.py"),
+              "rb") as f:
+        return hashlib.sha256(f.read()).digest()
 
 
 def _background(region, sample):

@@ -25,7 +25,7 @@ in the fast executor, which raises the op's own error naming the user's line.
 import numpy as np
 
 from ..codegen_executor import _Compiler
-from ..passes import known_op, subgraph_feeds
+from ..passes import known_op, memory, subgraph_feeds
 
 __all__ = ["why_not", "lower_region", "RegionSource"]
 
@@ -95,10 +95,11 @@ def _why_not(op, cache):
     if kind in ("while", "cond", "call", "fused"):
         if not known_op(op) or "stacks" in op.attrs:
             return f"a {kind} with attributes the compiled tier does not know"
-        if op.notes and op.notes.get("append"):
-            return "a loop growing a list (appends run in the fast executor)"
+        appends = _appends(op)
         for sub, _ in subgraph_feeds(op):
             for inner in sub.ops:
+                if inner in appends:
+                    continue
                 reason = why_not(inner, cache)
                 if reason is not None:
                     return f"its {sub.name} holds {inner.type} ({reason})"
@@ -110,7 +111,7 @@ def _why_not(op, cache):
         return "stateful (its effects run in program order, in the fast executor)"
     if op.opdef.lower is None:
         return "no lowering declared"
-    if op.opdef.simd and op.outputs and op.outputs[0].shape.rank and not (
+    if _simd(op) and op.outputs and op.outputs[0].shape.rank and not (
             (op.outputs[0].shape.num_elements() or SIMD_ELEMENTS + 1) <= SIMD_ELEMENTS):
         return (f"numpy's vectorized loop beats a compiled element loop on more than "
                 f"{SIMD_ELEMENTS} elements")
@@ -124,6 +125,21 @@ def _why_not(op, cache):
     except (TypeError, ValueError, KeyError, IndexError):
         source = None
     return None if source is not None else "no lowering for these operands"
+
+
+def _appends(op):
+    """The concat and expand_dims ops of a loop's lists that grow by rows (the memory
+    plan's accumulators): compiled, each is an append to a growing array."""
+    if not (op.notes and op.notes.get("append")):
+        return ()
+    return {o for cat, grow, _ in memory.accumulators(op).values() for o in (cat, grow)}
+
+
+def _simd(op):
+    """Whether numpy's loop of `op` is vectorized past a compiled element loop (its `simd`
+    trait, for its loop dtypes)."""
+    simd = op.opdef.simd
+    return simd(loop_dtypes(op)) if callable(simd) else simd
 
 
 class _Probe:
@@ -232,8 +248,14 @@ class _Lowerer(_Compiler):
         source = "\n".join(self.lines) + "\n"
         return RegionSource(fname, source, self.faults)
 
-    def block(self, graph, env, indent, top=False, skip=None):
+    def block(self, graph, env, indent, top=False, skip=None, appends=None):
+        """Emit `graph`'s ops; `skip`: ops emitted otherwise ({op: None}, or a list's
+        concat {op: (j, item)}, emitted as `appends(j, item, env)`)."""
         for op in graph.ops:
+            if skip and op in skip:
+                if skip[op] is not None:
+                    appends(*skip[op], env)
+                continue
             self.op(op, env, indent)
         return [env[t] for t in graph.outputs]
 
@@ -311,6 +333,8 @@ class _Lowerer(_Compiler):
         inits = state or [env[t] for t in op.inputs[:n]]
         for j, name in enumerate(names):
             self.emit(indent, f"{name} = {self.pinned(op.outputs[j], inits[j])}")
+        grows = memory.accumulators(op) if _appends(op) else {}
+        rows = {j: self.rows(names[j], op.outputs[j], indent) for j in grows}
         it = self.fresh("it")
         self.emit(indent, f"{it} = {start or 0}")
         self.emit(indent, "while True:")
@@ -324,13 +348,45 @@ class _Lowerer(_Compiler):
         self.emit(indent + 2, "break")
         self.emit(indent + 1, f"if {it} == _guard:", op)
         self.emit(indent + 2, self.fault(op), op)
-        results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, names), indent + 1)
+        body_env = self.sub_env(op, env, body_g, body_pairs, names)
+        appends = {}
+        for j, (cat, grow, item) in grows.items():
+            appends[grow], appends[cat] = None, (j, item)
+            body_env[cat.outputs[0]] = names[j]       # the list itself stays as it began
+        results = self.block(body_g, body_env, indent + 1,
+                             appends=lambda j, item, e: self.append(rows[j], item, e, indent + 1,
+                                                                    op),
+                             skip=appends)
         if names:                       # at once: a result may be another loop variable
             values = [self.pinned(op.outputs[j], results[j]) for j in range(n)]
             self.emit(indent + 1, f"{', '.join(names)}, = {', '.join(values)},")
         self.emit(indent + 1, f"{it} += 1")
+        for j, (buf, count) in rows.items():
+            self.emit(indent, f"{names[j]} = _stacked({names[j]}, {buf}, {count})", op)
         for t, name in zip(op.outputs, names):
             env[t] = name
+
+    def rows(self, name, t, indent):
+        """Locals for the rows a loop appends to its list `name` (a `t`): an array that
+        grows by doubling, and the count."""
+        buf, count = self.fresh(f"rows_{name}"), self.fresh(f"n_{name}")
+        shape = ", ".join(["0"] * t.shape.rank)
+        self.emit(indent, f"{buf} = np.empty(({shape},), {dtype_source(t.dtype.np)})")
+        self.emit(indent, f"{count} = 0")
+        return buf, count
+
+    def append(self, rows, item, env, indent, op):
+        """Append row `item` to the loop's growing array `rows` (a row unlike the first:
+        a fault, so the fast executor raises concat's error)."""
+        buf, count = rows
+        value = env[item]
+        if item.shape.rank:
+            self.emit(indent, f"if {count} and {value}.shape != {buf}.shape[1:]:", op)
+            self.emit(indent + 1, self.fault(op), op)
+        shape = f"{value}.shape" if item.shape.rank else "()"
+        self.emit(indent, f"{buf} = _room({buf}, {count}, {shape})")
+        self.emit(indent, f"{buf}[{count}] = {value}")
+        self.emit(indent, f"{count} += 1")
 
     # -- elementwise loops ------------------------------------------------------------------------
     def inline_fused(self, op, env, indent):

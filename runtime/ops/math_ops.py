@@ -477,7 +477,9 @@ log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad, simd=True, lower="
 sin = _define_unary("sin", np.sin, _sin_grad, simd=True, lower="np.sin({0})")
 cos = _define_unary("cos", np.cos, _cos_grad, simd=True, lower="np.cos({0})")
 tan = _define_unary("tan", np.tan, _tan_grad, simd=True, lower="np.tan({0})")
-tanh = _define_unary("tanh", np.tanh, _tanh_grad, simd=True, lower="np.tanh({0})")
+tanh = _define_unary("tanh", np.tanh, _tanh_grad, simd=lambda dtypes: dtypes[0] != np.float32,
+                     lower=lambda dtypes: "_tanh32({0})" if dtypes[0] == np.float32
+                     else "np.tanh({0})")
 sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, simd=True, lower="_sigmoid({0}, {dtype}(1))")
 relu = _define_unary("relu", _relu, _relu_grad, lower="_maximum({0}, {dtype}(0))")
 softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad,

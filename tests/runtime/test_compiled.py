@@ -19,6 +19,7 @@ import pytest
 import autograph as ag
 import runtime as rt
 from runtime import compiled
+from test_saved_samples import sample  # noqa: E402 - tests/runtime is on sys.path
 
 pytest.importorskip("numba")
 
@@ -288,6 +289,112 @@ def test_the_hot_policy_compiles_after_some_calls_or_moves_a_running_loop_over()
 
         assert int(long_sum(rt.constant(1000))) == 499500     # moved over at iteration 100
         assert any(r["state"] == "compiled" for r in regions_of("long_sum"))
+
+
+DYNAMIC_RNN = sample("dynamic_rnn")
+
+
+def rnn(*args):
+    """samples/dynamic_rnn.py: `outputs.append(h)` in a converted `for x in xs`."""
+    with rt.config.options(executor="compiled"):
+        return DYNAMIC_RNN.rnn(*args)
+
+
+def rnn_data(steps):
+    rng = np.random.default_rng(0)
+    return [rng.normal(size=(steps, 4, 8)).astype(np.float32),
+            np.zeros((4, 8), np.float32), (rng.normal(size=(8, 8)) * 0.5).astype(np.float32),
+            (rng.normal(size=(8, 8)) * 0.5).astype(np.float32),
+            rng.normal(size=8).astype(np.float32)]
+
+
+def rnn_numpy(xs, h, w_x, w_h, b):
+    outputs = []
+    for x in xs:
+        h = np.tanh(x @ w_x + h @ w_h + b)
+        outputs.append(h)
+    return h, np.stack(outputs)
+
+
+def assert_within_an_ulp(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max(initial=0) <= 1, ulps.max()
+
+
+def test_a_loop_appending_to_a_list_compiles_whole():
+    """`outputs.append(h)` in a tensor loop: the compiled loop appends to an array that
+    grows; tanh of float32 arrays stays in compiled code (within an ulp of numpy's)."""
+    for steps in (0, 1, 7, 40):
+        got = rnn(*[rt.constant(a) for a in rnn_data(steps)])
+        if steps:
+            h, outputs = rnn_numpy(*rnn_data(steps))
+            for a, b in zip(got, (h, outputs)):
+                np.testing.assert_allclose(a.numpy(), b, rtol=3e-6, atol=1e-6)
+        else:
+            assert got[1].shape == (0, 4, 8)
+    loops = [r for r in regions_of("rnn") if r["kind"] == "loop"]
+    assert loops and {r["state"] for r in loops} == {"compiled"}
+
+
+def test_float32_tanh_in_compiled_loops_is_within_an_ulp_of_numpys():
+    def f(x):
+        return rt.tanh(x * 1.0001)
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.normal(size=5000).astype(np.float32) * np.float32(s)
+                        for s in (1e-4, 0.01, 0.3, 1.0, 4.0, 30.0)]
+                       + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40], np.float32)])
+    fast, jit = run_both(f, x)
+    assert np.array_equal(np.isnan(fast), np.isnan(jit))
+    assert np.array_equal(np.signbit(fast), np.signbit(jit))
+    keep = ~np.isnan(fast)
+    assert_within_an_ulp(jit[keep], fast[keep])
+    assert any(r["state"] == "compiled" for r in regions_of("f"))
+
+
+def test_appends_of_scalars_and_to_a_started_list_and_rows_that_change_shape():
+    def scalars(n):
+        def body(i, acc):
+            return i + 1, rt.concat([acc, rt.expand_dims(rt.cast(i, rt.float32) * 0.5, 0)], 0)
+        return rt.while_loop(lambda i, acc: i < n, body,
+                             [0, rt.zeros([0])], shape_invariants=[None, [None]])[1]
+
+    def started(start, n):
+        def body(i, acc):
+            row = start[0] * rt.cast(i, rt.float32)
+            return i + 1, rt.concat([acc, rt.expand_dims(row, 0)], 0)
+        return rt.while_loop(lambda i, acc: i < n, body, [0, start],
+                             shape_invariants=[None, [None, 3]])[1]
+
+    def ragged(x, n):
+        def body(i, acc):
+            row = rt.cond(i < 1, lambda: x[:2] * 2.0, lambda: x[:3] * 3.0)  # 2, then 3
+            return i + 1, rt.concat([acc, rt.expand_dims(row, 0)], 0)
+        return rt.while_loop(lambda i, acc: i < n, body, [0, rt.zeros([0, 1])],
+                             shape_invariants=[None, [None, None]])[1]
+
+    for fn, args in ((scalars, (np.int32(5),)), (scalars, (np.int32(0),)),
+                     (started, (np.arange(6, dtype=np.float32).reshape(2, 3), np.int32(4))),
+                     (ragged, (np.arange(4, dtype=np.float32), np.int32(1)))):
+        fast, jit = run_both(fn, *args)
+        assert_same(fast, jit)
+    assert {r["state"] for r in regions_of("ragged") + regions_of("started")} == {"compiled"}
+    errors = []
+    for executor in ("fast", "compiled"):
+        with rt.config.options(executor=executor), pytest.raises(rt.errors.OpError) as info:
+            rt.function(ragged)(np.arange(4, dtype=np.float32), np.int32(3))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "must match" in errors[0]
+
+
+def test_a_running_loop_with_appends_moves_into_its_compiled_loop():
+    with rt.config.options(compile_policy="hot"):
+        rt.config.set_compile_policy(calls=1000, loop_iterations=10, background=False)
+        got = rnn(*[rt.constant(a) for a in rnn_data(50)])
+    h, outputs = rnn_numpy(*rnn_data(50))
+    np.testing.assert_allclose(got[1].numpy(), outputs, rtol=3e-6, atol=1e-6)
+    assert any(r["state"] == "compiled" for r in regions_of("rnn"))
 
 
 def test_a_second_process_loads_compiled_regions_from_the_disk_cache(tmp_path):
