@@ -365,9 +365,10 @@ class _Compiler:
         lowered = lowering.lower_region(graph, run, inputs, outputs, loop)
         first = run[0].original or run[0]
         where = f" at {first.origin.short()}" if first.origin is not None else ""
+        stacks = run[0].attrs.get("stacks") if loop else None
         region = compiled.Region(lowered, loop,
                                  f"{len(run)} ops from {first.type} {first.name}{where}",
-                                 self.graph.name)
+                                 self.graph.name, None if stacks is None else (n, stacks))
         r = self.glob(region, "region")
         args = [self.glob(t.op.attrs["value"], "c_" + t.op.name) if t.op.type == "const"
                 else self.ref(env, t, True) for t in inputs]
@@ -379,7 +380,7 @@ class _Compiler:
             self.emit(indent + 1, "if _quiet is None:")
             self.emit(indent + 2, "_quiet = _quiet_on()")
         self.in_region += 1
-        if loop:
+        if loop and stacks is None:
             self.inline_while(run[0], env, indent + 1, mine, switch=(r, v, args))
             self.emit(indent, f"if {v} is not None:", run[0])
         else:

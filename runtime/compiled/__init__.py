@@ -70,11 +70,15 @@ def warn_unavailable():
 class Region:
     """One compiled region of a program: its source, its state, its numba function."""
 
-    def __init__(self, lowered, loop, description, graph_name):
+    def __init__(self, lowered, loop, description, graph_name, collects=None):
         self.name = lowered.name
         self.source = lowered.source
         self.faults = lowered.faults
         self.loop = loop
+        # A loop collecting values for its gradient: (its n_vars, how many it collects);
+        # its function takes the sizes they had last time (iterations, then each one's).
+        self.collects = collects
+        self.hints = () if collects is None else (0,) * (collects[1] + 1)
         self.description = description
         self.graph_name = graph_name
         self.fn = None
@@ -92,11 +96,19 @@ class Region:
         """The region's results computed by its compiled function, or None. (Scalars come
         back as Python scalars: the program makes them numpy scalars of their dtypes.)"""
         self.no_switch = False
+        args += self.hints
         if self.fn is None:
             sample = ((0, -1) if self.loop else (-1,)) + args
             if not self._due(sample, calls=True):
                 return None
-        return self._call((0,) + args if self.loop else args)
+        return self._collected(self._call((0,) + args if self.loop else args))
+
+    def _collected(self, out):
+        """`out`, having noted the sizes of a collecting loop's collections for next time."""
+        if self.collects is not None and out is not None:
+            n, k = self.collects
+            self.hints = (int(out[n]),) + tuple(out[n + 1 + 2 * s].shape[0] for s in range(k))
+        return out
 
     def guard(self, i):
         """The iteration at which the fast executor's loop calls `switch` next (-1: never):
@@ -179,7 +191,10 @@ class Region:
             except Exception as e:  # noqa: BLE001 - e.g. numba compiling for new types
                 self._give_up(e)
                 return None
-        return run
+
+        if self.collects is None:
+            return run
+        return lambda *args: self._collected(run(*args, *self.hints))
 
     def _call(self, args):
         """Call the compiled function (a loop region's args start with its iteration)."""

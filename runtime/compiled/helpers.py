@@ -11,7 +11,8 @@ from numba import njit, types
 from numba.extending import overload
 
 __all__ = ["Fault", "_scalar", "_maximum", "_minimum", "_sigmoid", "_ifloordiv", "_imod", "_bdim",
-           "_index", "_float_sum", "_tanh32", "_room", "_stacked"]
+           "_index", "_float_sum", "_tanh32", "_room", "_stacked", "_room_for",
+           "_trimmed"]
 
 
 class Fault(Exception):
@@ -194,3 +195,24 @@ def _stacked(first, rows, n):
     out[:first.shape[0]] = first
     out[first.shape[0]:] = rows[:n]
     return out
+
+
+@njit
+def _room_for(values, index, row, end):
+    """A loop collection's (values, index) with room for values up to `end` and index row
+    `row`: themselves, or copies half as long again (at least 8 rows)."""
+    if end > values.shape[0]:
+        grown = np.empty(max(end, values.shape[0] + (values.shape[0] >> 1)), values.dtype)
+        grown[:values.shape[0]] = values
+        values = grown
+    if row >= index.shape[0]:
+        rows = np.empty((max(8, row + (row >> 1) + 1), index.shape[1]), index.dtype)
+        rows[:index.shape[0]] = index
+        index = rows
+    return values, index
+
+
+@njit
+def _trimmed(a, n):
+    """The first n rows of `a` (`a` itself when it has n)."""
+    return a if a.shape[0] == n else a[:n].copy()

@@ -93,7 +93,7 @@ def _why_not(op, cache):
         if t.dtype.np not in _DTYPES or t.shape.rank is None:
             return f"an input of dtype {t.dtype.name}, shape {t.shape}"
     if kind in ("while", "cond", "call", "fused"):
-        if not known_op(op) or "stacks" in op.attrs:
+        if not known_op(op):
             return f"a {kind} with attributes the compiled tier does not know"
         appends = _appends(op)
         for sub, _ in subgraph_feeds(op):
@@ -111,10 +111,11 @@ def _why_not(op, cache):
         return "stateful (its effects run in program order, in the fast executor)"
     if op.opdef.lower is None:
         return "no lowering declared"
-    if _simd(op) and op.outputs and op.outputs[0].shape.rank and not (
-            (op.outputs[0].shape.num_elements() or SIMD_ELEMENTS + 1) <= SIMD_ELEMENTS):
+    limit = _simd_limit(op)
+    if limit is not None and op.outputs and op.outputs[0].shape.rank and not (
+            (op.outputs[0].shape.num_elements() or limit + 1) <= limit):
         return (f"numpy's vectorized loop beats a compiled element loop on more than "
-                f"{SIMD_ELEMENTS} elements")
+                f"{limit} elements")
     if op.opdef.elementwise:
         if op.attrs and kind != "cast" or op.opdef.multi:
             return "attributes"
@@ -135,11 +136,15 @@ def _appends(op):
     return {o for cat, grow, _ in memory.accumulators(op).values() for o in (cat, grow)}
 
 
-def _simd(op):
-    """Whether numpy's loop of `op` is vectorized past a compiled element loop (its `simd`
-    trait, for its loop dtypes)."""
+def _simd_limit(op):
+    """How many elements of `op` at most a compiled element loop computes as fast as numpy's
+    vectorized loop (its `simd` trait, for its loop dtypes), or None: any number."""
     simd = op.opdef.simd
-    return simd(loop_dtypes(op)) if callable(simd) else simd
+    if callable(simd):
+        simd = simd(loop_dtypes(op))
+    if simd is True:
+        return SIMD_ELEMENTS
+    return simd or None
 
 
 class _Probe:
@@ -189,6 +194,7 @@ class _Lowerer(_Compiler):
         super().__init__(graph)
         self.faults = []
         self.params = {}            # tensor -> parameter (array constants of sub-graphs too)
+        self.hints = None           # a collecting loop region's parameters: sizes to start at
 
     def fault(self, op):
         self.faults.append(op)
@@ -230,8 +236,10 @@ class _Lowerer(_Compiler):
         if loop:
             state = [self.fresh(f"s{j}") for j in range(ops[0].attrs["n_vars"])]
             head += state
+            if ops[0].attrs.get("stacks") is not None:     # sizes its collections had
+                self.hints = [self.fresh("hint") for _ in range(ops[0].attrs["stacks"] + 1)]
         fname = self.fresh("region")
-        self.emit(0, f"def {fname}({', '.join(head + params)}):")
+        self.emit(0, f"def {fname}({', '.join(head + params + (self.hints or []))}):")
         pinned = list(zip(inputs, params))
         if loop:
             pinned += list(zip(ops[0].outputs, state))
@@ -335,6 +343,10 @@ class _Lowerer(_Compiler):
             self.emit(indent, f"{name} = {self.pinned(op.outputs[j], inits[j])}")
         grows = memory.accumulators(op) if _appends(op) else {}
         rows = {j: self.rows(names[j], op.outputs[j], indent) for j in grows}
+        hints, self.hints = self.hints, None          # (the region's loop only)
+        collections = [self.collection(body_g.outputs[n + k], indent, hints and hints[k + 1],
+                                       hints and hints[0])
+                       for k in range(a.get("stacks") or 0)]
         it = self.fresh("it")
         self.emit(indent, f"{it} = {start or 0}")
         self.emit(indent, "while True:")
@@ -357,6 +369,8 @@ class _Lowerer(_Compiler):
                              appends=lambda j, item, e: self.append(rows[j], item, e, indent + 1,
                                                                     op),
                              skip=appends)
+        for k, collection in enumerate(collections):
+            self.collect(collection, body_g.outputs[n + k], results[n + k], it, indent + 1)
         if names:                       # at once: a result may be another loop variable
             values = [self.pinned(op.outputs[j], results[j]) for j in range(n)]
             self.emit(indent + 1, f"{', '.join(names)}, = {', '.join(values)},")
@@ -365,6 +379,39 @@ class _Lowerer(_Compiler):
             self.emit(indent, f"{names[j]} = _stacked({names[j]}, {buf}, {count})", op)
         for t, name in zip(op.outputs, names):
             env[t] = name
+        if a.get("stacks") is not None:     # the trip count, then each (values, index)
+            env[op.outputs[n]] = self.assign(indent, op.outputs[n], it)
+            for k, (values, index, size) in enumerate(collections):
+                for t, source in ((op.outputs[n + 1 + 2 * k], f"_trimmed({values}, {size})"),
+                                  (op.outputs[n + 2 + 2 * k], f"_trimmed({index}, {it})")):
+                    env[t] = self.assign(indent, t, source)
+
+    def collection(self, t, indent, size_hint, rows_hint):
+        """Locals for a loop's collection of body tensor `t` (gradients read it back):
+        its values raveled into one array, an index row [offset, *shape] per iteration,
+        the size used; both arrays start at the sizes the last run needed, if known."""
+        values, index, size = (self.fresh(f"stack_{t.op.name}"), self.fresh("index"),
+                               self.fresh("size"))
+        self.emit(indent, f"{values} = np.empty({size_hint or 0}, {dtype_source(t.dtype.np)})")
+        self.emit(indent, f"{index} = np.empty(({rows_hint or 0}, {t.shape.rank + 1}), np.int64)")
+        self.emit(indent, f"{size} = 0")
+        return values, index, size
+
+    def collect(self, collection, t, value, row, indent):
+        """Collect iteration `row`'s `value` of body tensor `t`."""
+        values, index, size = collection
+        count = f"{value}.size" if t.shape.rank else "1"
+        self.emit(indent, f"{values}, {index} = _room_for({values}, {index}, {row}, "
+                          f"{size} + {count})")
+        if t.shape.rank:
+            self.emit(indent, f"{values}[{size}:{size} + {count}] = "
+                              f"np.ascontiguousarray({value}).reshape(-1)")
+        else:
+            self.emit(indent, f"{values}[{size}] = {value}")
+        self.emit(indent, f"{index}[{row}, 0] = {size}")
+        for k in range(t.shape.rank):
+            self.emit(indent, f"{index}[{row}, {k + 1}] = {value}.shape[{k}]")
+        self.emit(indent, f"{size} += {count}")
 
     def rows(self, name, t, indent):
         """Locals for the rows a loop appends to its list `name` (a `t`): an array that

@@ -44,8 +44,8 @@ class OpDef:
     elementwise ops the source of one element, "np.exp({0})"; else (op, operand sources)
     -> numba-compatible source or None; ops without one split compiled regions), `simd`
     (numpy's loop for arrays is vectorized beyond what a compiled element loop reaches,
-    e.g. exp and tanh: the compiled tier lowers only the op's rank-0 form; or a function
-    of the loop dtypes saying so for them).
+    e.g. exp and tanh: the compiled tier lowers the op on arrays of a few hundred elements
+    at most; or a function of the loop dtypes giving that, or how many elements).
     """
 
     __slots__ = ("name", "kernel", "infer", "stateful", "effect", "multi", "grad",
