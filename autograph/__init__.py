@@ -12,6 +12,11 @@
         return steps
 
     collatz(rt.constant(27))        # one traced graph with a while loop
+
+`convert` is the decorator; `to_code` shows the generated Python, `to_graph` returns it
+untraced. The runtime it targets is the `runtime` package. The user guide is
+docs/README.md in the source tree; `python -m autograph FILE.py --dump` prints the code
+generated for a file.
 """
 from autograph.api import convert, do_not_convert, set_loop_options, to_code, to_graph
 from autograph.errors import AutoGraphError, ConversionError, StagingError

@@ -44,7 +44,8 @@ def to_graph(func, recursive=True):
 
 
 def to_code(func, recursive=False):
-    """The Python source generated for `func`, as a string."""
+    """The Python source generated for `func`, as a string (`func` alone: the functions it
+    calls appear as `ag__.converted_call(...)`; the CLI's `--dump --recursive` shows them)."""
     func = _function_of(func)
     # obj.method of a graph-function method: the method's code, not the binding's
     func = getattr(func, "unbound_function", func)
@@ -68,9 +69,21 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
             reduce_retracing=False):
     """Decorator: convert `func`'s control flow, trace it per input signature, run graphs.
 
-    The result is an `rt.Function` (`.python_function`, `.get_concrete_function`);
-    `jit_compile=True` runs its graphs in the compiled tier (numba: the `jit` extra);
-    `reduce_retracing` as for `rt.function`.
+        @ag.convert
+        def collatz(n):
+            steps = 0
+            while n != 1:                 # a tensor n: a graph while loop
+                n = n // 2 if n % 2 == 0 else 3 * n + 1
+                steps += 1
+            return steps
+
+        collatz(rt.constant(27))
+
+    The result is an `rt.Function` (`.python_function`: `func` unconverted,
+    `.get_concrete_function(*args)`: the trace for those arguments). `recursive=True`
+    converts the user functions `func` calls too. `input_signature` and
+    `reduce_retracing` as for `rt.function`; `jit_compile=True` runs its graphs in the
+    compiled tier (numba: the `jit` extra).
     """
     if func is None:
         return functools.partial(convert, recursive=recursive, input_signature=input_signature,
@@ -103,11 +116,28 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
 
 
 def do_not_convert(func):
-    """Mark `func` so that converted code calls it as it is."""
+    """Mark `func` so that converted code calls it as it is (a decorator; returns `func`)."""
     func.__ag_do_not_convert__ = True
     return func
 
 
 def set_loop_options(maximum_iterations=None, shape_invariants=None):
-    """Loop directive: put it first in a loop body. `shape_invariants=[(var, shape)]`."""
+    """Loop directive: put it first in a loop body; it does nothing when run.
+
+    `maximum_iterations`: the graph loop stops after that many iterations.
+    `shape_invariants=[(var, shape)]`: the shapes (None dims for those that change) of
+    loop variables whose shape changes across iterations.
+    """
     del maximum_iterations, shape_invariants   # read by the compiler, not at run time
+
+
+def _dataset_function(func):
+    """How `rt.data` calls a `map` or `filter` function: converted, as converted code calls
+    a user function (library functions as they are)."""
+    @functools.wraps(func)
+    def call(*args):
+        return conversion.converted_call(func, args, None)
+    return call
+
+
+rt.data.set_function_converter(_dataset_function)

@@ -20,7 +20,8 @@ sys.path.insert(0, ROOT)
 
 
 class Report:
-    """One workload: a value per variant (seconds, or bytes with `unit="bytes"`)."""
+    """One workload: a value per variant (seconds; bytes with `unit="bytes"` (in MB) or
+    `unit="B"` (exact))."""
 
     def __init__(self, workload, target, baseline="numpy", unit="s"):
         self.workload = workload
@@ -45,6 +46,8 @@ class Report:
 
 
 def format_value(value, unit):
+    if unit == "B":
+        return f"{value:,} B"
     if unit == "bytes":
         return f"{value / 2**20:.1f} MB"
     if value >= 1:

@@ -3,7 +3,8 @@
     python benchmarks/run_all.py [--quick] [NAME ...]
 
 NAMES pick scripts (collatz rnn mlp memory_chain loop_gradient_memory loop_gradient
-parallel_matmul call_overhead op_overhead trace_cost import_time quantized_mlp); all by
+parallel_matmul call_overhead op_overhead trace_cost import_time quantized_mlp
+dataset_epoch); all by
 default. Paste the output into README.md.
 """
 import datetime
@@ -14,7 +15,7 @@ from harness import as_reports, machine, table
 
 SCRIPTS = ["collatz", "rnn", "mlp", "memory_chain", "loop_gradient_memory", "loop_gradient",
            "parallel_matmul", "call_overhead", "op_overhead", "trace_cost", "import_time",
-           "quantized_mlp"]
+           "quantized_mlp", "dataset_epoch"]
 
 
 def main(argv):

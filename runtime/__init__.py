@@ -7,6 +7,12 @@
     @rt.function                    # traced once per input signature into a graph
     def f(x):
         return rt.matmul(x, x) + 1
+
+Below: tensors, dtypes and ops; variables, control flow and graph functions; gradients.
+Modules: `rt.config` (executors, optimizations, limits), `rt.errors`, `rt.data`
+(datasets), `rt.layers`, `rt.optimizers`, `rt.saved` (saved graphs), `rt.onnx` (ONNX
+export, the `onnx` extra), `rt.summary` (TensorBoard), `rt.viz` (Graphviz),
+`rt.quantize`. The user guide is docs/README.md in the source tree.
 """
 import types as _types
 
@@ -53,14 +59,22 @@ nn = _types.SimpleNamespace(
     sparse_softmax_cross_entropy_with_logits=_nn_ops.sparse_softmax_cross_entropy_with_logits,
     sigmoid_cross_entropy_with_logits=_nn_ops.sigmoid_cross_entropy_with_logits,
     relu=relu, sigmoid=sigmoid, tanh=tanh, softplus=softplus)
+"""Neural-network ops (`tf.nn`'s names): `softmax`, `log_softmax`,
+`softmax_cross_entropy_with_logits`, `sparse_softmax_cross_entropy_with_logits`,
+`sigmoid_cross_entropy_with_logits`, and `relu`, `sigmoid`, `tanh`, `softplus`."""
 
 random = _types.SimpleNamespace(
     uniform=_random_ops.uniform, normal=_random_ops.normal,
     truncated_normal=_random_ops.truncated_normal, set_seed=_random_ops.set_seed)
+"""Random numbers with TensorFlow's seed semantics: `uniform(shape, minval, maxval, ...)`,
+`normal(shape, mean, stddev, ...)`, `truncated_normal`, each with `seed=`, and
+`set_seed(seed)` (the global seed)."""
 
 # TensorFlow's names: tf.bool, tf.newaxis, and tf.math for the math ops there are
 bool = bool_  # noqa: A001 - shadows the builtin inside this module only, as tf.bool
+"""`rt.bool_`, by TensorFlow's name."""
 newaxis = None
+"""`t[rt.newaxis]` inserts a dimension of size 1, as numpy's and TensorFlow's newaxis."""
 math = _types.SimpleNamespace(
     abs=abs, add=add, add_n=add_n, argmax=argmax, argmin=argmin, ceil=ceil, cos=cos,
     divide=divide, equal=equal, exp=exp, floor=floor, floordiv=floordiv, floormod=floormod,
@@ -75,6 +89,8 @@ math = _types.SimpleNamespace(
     softmax=_nn_ops.softmax, softplus=softplus, sqrt=sqrt, square=square,
     squared_difference=squared_difference, subtract=subtract, tan=tan, tanh=tanh,
     truediv=truediv)
+"""The math ops under `tf.math`'s names (`rt.math.reduce_sum is rt.reduce_sum`), with
+`softmax` and `log_softmax` from `rt.nn`."""
 
 __version__ = "0.1.0.dev0"
 
@@ -112,12 +128,14 @@ __all__ = [
     "config", "errors", "saved", "viz", "summary", "quantize",
 ]
 
-_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize")
+_LAZY_SUBMODULES = ("saved", "viz", "onnx", "summary", "quantize", "distribute")
+# Shown by dir() when their optional extra is installed: {module: the package it needs}
+_EXTRA_SUBMODULES = {"onnx": "onnx", "distribute": "distributed"}
 
 
 def __getattr__(name):
-    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`, `rt.quantize`: imported on first use
-    (fast `import`)."""
+    """`rt.saved`, `rt.viz`, `rt.onnx`, `rt.summary`, `rt.quantize`, `rt.distribute`:
+    imported on first use (fast `import`)."""
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
@@ -125,8 +143,10 @@ def __getattr__(name):
 
 
 def __dir__():
-    """The public API; `rt.onnx` too when its optional extra is installed (it is left out of
-    `__all__`: a star import would import it, and it needs the `onnx` package)."""
+    """The public API; `rt.onnx` and `rt.distribute` too when their optional extras are
+    installed (they are left out of `__all__`: a star import would import them, and they
+    need the `onnx` and Dask packages)."""
     import importlib.util
-    extra = ["onnx"] if importlib.util.find_spec("onnx") is not None else []
+    extra = [module for module, package in _EXTRA_SUBMODULES.items()
+             if importlib.util.find_spec(package) is not None]
     return sorted(__all__ + extra + ["__version__"])

@@ -473,7 +473,9 @@ class _Compiler:
         return [f"{k}={self.literal(v)}" for k, v in op.attrs.items()]
 
     def call(self, op, env):
-        args = [self.ref(env, t, op.opdef.elementwise) for t in op.inputs] + self.attrs(op)
+        operand = self.numpy_scalar if op.opdef.elementwise else (
+            lambda env, t: self.ref(env, t, False))
+        args = [operand(env, t) for t in op.inputs] + self.attrs(op)
         return f"{self.glob(op.opdef.kernel, 'k_' + op.type)}({', '.join(args)})"
 
     def elementwise(self, op, env):

@@ -85,6 +85,7 @@ def set_executor(name):
 
 
 def get_executor():
+    """The executor that runs graphs: "fast", "plain" or "compiled"."""
     return _state["executor"]
 
 
@@ -124,6 +125,7 @@ def set_inter_op_threads(n):
 
 
 def get_inter_op_threads():
+    """How many threads run independent heavy ops (see set_inter_op_threads)."""
     n = _state["threads"]
     return (os.cpu_count() or 1) if n is None else n
 
@@ -182,6 +184,7 @@ def set_lazy_compile(enabled=True):
 
 
 def get_lazy_compile():
+    """Whether the fast executor compiles graphs lazily (see set_lazy_compile)."""
     return _state["lazy_compile"]
 
 
@@ -191,6 +194,9 @@ def set_compile_cache_dir(path):
 
 
 def get_compile_cache_dir():
+    """The directory compiled regions are cached in: the one set (set_compile_cache_dir,
+    or RT_COMPILE_CACHE), else `autograph-runtime/compiled` in the user cache directory
+    (XDG_CACHE_HOME, or ~/.cache)."""
     path = _state["compile_cache"]
     if path is not None:
         return path
@@ -248,6 +254,7 @@ def set_traceback_filtering(enabled=True):
 
 
 def get_traceback_filtering():
+    """Whether tracebacks leave out the library's frames (see set_traceback_filtering)."""
     return _state["traceback_filtering"]
 
 

@@ -72,6 +72,7 @@ def get_default_graph():
 
 
 def reset_default_graph():
+    """Forget the global default graph (TF1 style): the next one is a new, empty graph."""
     global _global_default_graph
     _global_default_graph = None
 
@@ -83,6 +84,7 @@ def run_functions_eagerly(run_eagerly):
 
 
 def functions_run_eagerly():
+    """Whether `rt.run_functions_eagerly(True)` is in force."""
     return _run_functions_eagerly
 
 

@@ -24,6 +24,7 @@ class DType:
 
     @property
     def as_numpy_dtype(self):
+        """The numpy scalar type (`np.float32` for `rt.float32`)."""
         return self._np.type
 
     @property
@@ -33,30 +34,37 @@ class DType:
 
     @property
     def is_floating(self):
+        """float16, float32, float64."""
         return self._np.kind == "f"
 
     @property
     def is_complex(self):
+        """complex64, complex128."""
         return self._np.kind == "c"
 
     @property
     def is_integer(self):
+        """Signed or unsigned integers."""
         return self._np.kind in "iu"
 
     @property
     def is_unsigned(self):
+        """uint8 ... uint64."""
         return self._np.kind == "u"
 
     @property
     def is_bool(self):
+        """bool."""
         return self._np.kind == "b"
 
     @property
     def is_numeric(self):
+        """Integers, floats and complex numbers (not bool)."""
         return self._np.kind in "iufc"
 
     @property
     def min(self):
+        """The smallest value (the most negative finite one for floats; False for bool)."""
         if self.is_floating:
             return float(np.finfo(self._np).min)
         if self.is_integer:
@@ -65,6 +73,7 @@ class DType:
 
     @property
     def max(self):
+        """The largest finite value (True for bool)."""
         if self.is_floating:
             return float(np.finfo(self._np).max)
         if self.is_integer:

@@ -62,9 +62,11 @@ class TensorSpec:
 
     @classmethod
     def from_tensor(cls, t, name=None):
+        """The spec of tensor `t`: its shape and dtype."""
         return cls(t.shape, t.dtype, name)
 
     def is_compatible_with(self, t):
+        """Whether tensor `t` fits: the same dtype, and its shape matches where known."""
         return self.dtype == t.dtype and self.shape.is_compatible_with(t.shape)
 
     def __eq__(self, other):
@@ -100,7 +102,12 @@ def _placeholder(spec_shape, dtype, name):
 
 
 class ConcreteFunction:
-    """One trace of a Python function: a graph plus how to map arguments and results."""
+    """One trace of a Python function: a graph plus how to map arguments and results.
+
+    Call it like the Python function (with tensors matching the trace's signature; Python
+    arguments must equal the traced values). `graph` is the graph as traced,
+    `optimized_graph` the one that runs; both print as a readable program.
+    """
 
     def __init__(self, graph, output_template, arg_template, name):
         self.graph = graph
@@ -114,14 +121,17 @@ class ConcreteFunction:
 
     @property
     def inputs(self):
+        """The graph's input placeholders, one per tensor argument (flattened)."""
         return list(self.graph.inputs)
 
     @property
     def outputs(self):
+        """The graph's output tensors (flattened)."""
         return list(self.graph.visible_outputs)
 
     @property
     def structured_outputs(self):
+        """The outputs in the structure the Python function returned."""
         return nest.pack_sequence_as(
             self._output_template,
             [self.graph.outputs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
@@ -129,6 +139,7 @@ class ConcreteFunction:
 
     @property
     def structured_input_signature(self):
+        """`(args, kwargs)` as traced, with a TensorSpec for each tensor argument."""
         return self._arg_template
 
     @property
@@ -450,7 +461,11 @@ def _bind_weakly(func, instance, owner):
 # -- Function -------------------------------------------------------------------------------
 
 class Function:
-    """A Python function traced into graphs per input signature (see `rt.function`)."""
+    """A Python function traced into graphs per input signature (see `rt.function`).
+
+    Calling it finds (or makes) the trace for the arguments and runs its graph.
+    `python_function` is the function as given (for `ag.convert`: the unconverted one).
+    """
 
     def __init__(self, python_function, input_signature=None, name=None, _tracer=None,
                  jit_compile=False, memory_budget=None, reduce_retracing=False):
@@ -821,7 +836,20 @@ def function(func=None, *, input_signature=None, name=None, jit_compile=False,
              memory_budget=None, reduce_retracing=False):
     """Decorator: trace `func` into a graph per input signature and run the graph.
 
-    `jit_compile=True`: its graphs run in the compiled tier (`runtime.compiled`).
+        @rt.function
+        def f(x, n):
+            return x * n
+
+        f(rt.constant([1.0, 2.0]), 3)     # traced once for (float32 (2,), Python 3)
+
+    The input signature is each tensor argument's dtype and shape and each Python
+    argument's value; a new signature traces again (`f.experimental_get_tracing_count()`),
+    and frequent retracing warns (`rt.TracingWarning`). The function is not converted:
+    use `ag.convert` for Python control flow on tensors. Returns a `Function`.
+
+    `input_signature`: a list of `rt.TensorSpec` (None for unknown dimensions): one trace
+    for every matching input, and inputs that do not match are refused.
+    `jit_compile=True`: its graphs run in the compiled tier (numba, the `jit` extra).
     `memory_budget` (bytes): its graphs recompute loops' collected values until their
     planned peak memory fits (see `rt.config.set_memory_budget`). `reduce_retracing`:
     after a retrace caused by tensor shapes, trace with the dimensions that differed

@@ -72,9 +72,12 @@ class Operation:
 
     @property
     def stateful(self):
+        """Whether the op has effects (variable updates, printing, random numbers),
+        itself or in its sub-graphs: such ops always run, in program order."""
         return self.effects()[2]
 
     def add_control_input(self, op):
+        """Make this op run after `op`."""
         if op is not self and op not in self.control_inputs:
             self.control_inputs.append(op)
 
@@ -132,6 +135,7 @@ class Graph:
         return context.graph_scope(self)
 
     def unique_name(self, base):
+        """`base`, or `base_1`, `base_2`, ... when taken: a new op name of this graph."""
         count = self._names.get(base)
         if count is None:
             self._names[base] = 1
@@ -308,6 +312,8 @@ class Graph:
 
     @contextlib.contextmanager
     def control_dependencies(self, ops):
+        """Ops created inside the `with` block run after `ops` (None: clear them), as
+        `rt.control_dependencies`."""
         if ops is None:                  # clears the dependencies, as in TensorFlow
             saved, self._control_stack = self._control_stack, []
             try:
@@ -323,18 +329,21 @@ class Graph:
 
     # -- queries ---------------------------------------------------------------
     def get_operation_by_name(self, name):
+        """The op named `name` (KeyError if none)."""
         try:
             return self._ops_by_name[name]
         except KeyError:
             raise KeyError(f"No operation named '{name}' in graph '{self.name}'") from None
 
     def get_tensor_by_name(self, name):
+        """The tensor named `"op_name:index"`."""
         op_name, _, index = name.rpartition(":")
         if not op_name:
             raise ValueError(f"Tensor names look like 'op:0', got {name!r}")
         return self.get_operation_by_name(op_name).outputs[int(index)]
 
     def get_operations(self):
+        """The ops of this graph (not of its sub-graphs), in the order they were made."""
         return list(self.ops)
 
     def effects(self):

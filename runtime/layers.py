@@ -44,10 +44,12 @@ class Layer:
 
     @property
     def variables(self):
+        """The variables this layer created (empty until its first call)."""
         return list(self._variables)
 
     @property
     def trainable_variables(self):
+        """Its variables that are trainable: what an optimizer updates."""
         return [v for v in self._variables if v.trainable]
 
     def __call__(self, inputs):
@@ -60,9 +62,11 @@ class Layer:
         return self.call(inputs)
 
     def build(self, input_shape):
-        pass
+        """Create the variables (with `add_weight`) for inputs of `input_shape`; called
+        once, on the first call. Subclasses override it."""
 
     def call(self, inputs):
+        """The layer's computation on `inputs` (a tensor). Subclasses override it."""
         raise NotImplementedError
 
 
@@ -96,6 +100,7 @@ class Dense(Layer):
         self.kernel = self.bias = None
 
     def build(self, input_shape):
+        """Create `kernel` [last input dimension, units] and `bias` [units]."""
         last = input_shape[-1] if input_shape.rank else None
         if last is None:
             raise ValueError(f"Dense: the last dimension of the inputs must be known, got "
@@ -105,6 +110,7 @@ class Dense(Layer):
             self.bias = self.add_weight("bias", [self.units], self.bias_initializer)
 
     def call(self, inputs):
+        """`activation(inputs @ kernel + bias)`."""
         outputs = math_ops.matmul(inputs, self.kernel)
         if self.use_bias:
             outputs = outputs + self.bias

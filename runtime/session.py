@@ -49,6 +49,7 @@ class Session:
         self.close()
 
     def close(self):
+        """Release the session: later `run` calls raise (done by `with rt.Session()`)."""
         self._closed = True
 
     def _fetch_tensor(self, item):

@@ -26,18 +26,22 @@ class TensorShape:
     # -- queries -------------------------------------------------------------
     @property
     def dims(self):
+        """The dimensions as a tuple (None for unknown ones), or None for an unknown rank."""
         return self._dims
 
     @property
     def rank(self):
+        """The number of dimensions, or None when unknown (also `ndims`)."""
         return None if self._dims is None else len(self._dims)
 
     ndims = rank
 
     def is_fully_defined(self):
+        """Whether the rank and every dimension are known."""
         return self._dims is not None and None not in self._dims
 
     def num_elements(self):
+        """The number of elements, or None unless fully defined."""
         if not self.is_fully_defined():
             return None
         n = 1
@@ -46,15 +50,19 @@ class TensorShape:
         return n
 
     def as_list(self):
+        """The dimensions as a list (None for unknown ones); an unknown rank raises ValueError."""
         if self._dims is None:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return list(self._dims)
 
     def as_tuple(self):
+        """The dimensions as a tuple (None for unknown ones), or None for an unknown rank."""
         return self._dims
 
     # -- relations -----------------------------------------------------------
     def is_compatible_with(self, other):
+        """Whether the two shapes could be the same: equal ranks and equal dimensions
+        where both are known (an unknown rank is compatible with every shape)."""
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return True
@@ -127,6 +135,7 @@ class TensorShape:
         return self.concatenate(other)
 
     def concatenate(self, other):
+        """This shape's dimensions followed by `other`'s (also `shape + other`)."""
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return TensorShape(None)

@@ -242,12 +242,15 @@ class SummaryWriter:
             self._size += len(record)
 
     def write_scalar(self, tag, value, step):
+        """Append a scalar event now (eagerly); `rt.summary.scalar` is the usual way."""
         self._write(_event(step, summary=_scalar_value(tag, value)))
 
     def write_histogram(self, tag, values, step, buckets=30):
+        """Append a histogram event of `values` now; see `rt.summary.histogram`."""
         self._write(_event(step, summary=_histogram_value(tag, values, buckets)))
 
     def write_graph(self, graph):
+        """Append `graph` (an `rt.Graph`) for TensorBoard's graph tab."""
         self._write(_event(graph_def=graph_def(graph)))
 
     @contextlib.contextmanager
@@ -267,6 +270,7 @@ class SummaryWriter:
                 os.fsync(self._file.fileno())
 
     def close(self):
+        """Close the file (also on leaving `with writer:`); later writes raise."""
         with self._lock:
             if self._file is not None:
                 self._file.close()

@@ -13,16 +13,26 @@ __all__ = ["Tensor", "EagerTensor", "SymbolicTensor", "is_tensor", "is_symbolic"
 
 
 class Tensor:
-    """Common base of eager and symbolic tensors."""
+    """Common base of eager and symbolic tensors: an n-dimensional array of one dtype.
+
+    `.shape` (a `TensorShape`; dims may be None while tracing), `.dtype`, `.ndim`;
+    operators `+ - * / // % ** @`, unary `- ~ abs`, elementwise comparisons, `& | ^`
+    (logical on bool), `t[...]` (numpy basic slicing, plus tensor indices), `len(t)` and
+    iteration over the first dimension. Eager tensors (`EagerTensor`) also have
+    `.numpy()` and work with `bool()`, `int()`, `float()` and numpy functions; symbolic
+    ones (`SymbolicTensor`, while tracing) have `.name` and `.graph`, and no value.
+    """
 
     __slots__ = ("__weakref__",)
     __array_priority__ = 100     # numpy defers `ndarray + tensor` to Tensor.__radd__
 
     @property
     def ndim(self):
+        """The number of dimensions (None when unknown while tracing)."""
         return self.shape.rank
 
     def get_shape(self):
+        """The static shape, as `.shape`."""
         return self.shape
 
     def ref(self):
@@ -48,22 +58,27 @@ class EagerTensor(Tensor):
 
     @property
     def dtype(self):
+        """The element type, a `DType`."""
         return self._dtype
 
     @property
     def shape(self):
+        """The shape, fully known."""
         return TensorShape(self._value.shape)
 
     @property
     def ndim(self):
+        """The number of dimensions."""
         return self._value.ndim
 
     @property
     def name(self):
+        """Not defined for eager tensors (an AttributeError, as in TensorFlow)."""
         raise AttributeError("Tensor.name is meaningless when executing eagerly.")
 
     @property
     def op(self):
+        """Not defined for eager tensors (an AttributeError, as in TensorFlow)."""
         raise AttributeError("Tensor.op is meaningless when executing eagerly.")
 
     def numpy(self):
@@ -154,10 +169,12 @@ class SymbolicTensor(Tensor):
 
     @property
     def dtype(self):
+        """The element type, a `DType`."""
         return self._dtype
 
     @property
     def shape(self):
+        """The static shape: a `TensorShape` whose dims (or rank) may be None."""
         return self._shape
 
     def set_shape(self, shape):
@@ -166,13 +183,17 @@ class SymbolicTensor(Tensor):
 
     @property
     def graph(self):
+        """The graph this tensor belongs to."""
         return self.op.graph
 
     @property
     def name(self):
+        """`"op_name:output_index"`, unique in its graph."""
         return f"{self.op.name}:{self.index}"
 
     def numpy(self):
+        """Raises: a symbolic tensor has no value while tracing (use `rt.print`, or
+        return the tensor from the function)."""
         raise NoValueError(f"Symbolic tensor {self.name} has no value while tracing; "
                            "its value exists only when the graph runs.")
 
@@ -243,6 +264,7 @@ def numpy_repr(value):
 
 
 def is_tensor(x):
+    """Whether `x` is a tensor (eager or symbolic; not a Variable or numpy array)."""
     return isinstance(x, Tensor)
 
 

@@ -38,7 +38,9 @@ UNROLLED_LOOP_OPS = 10000
 
 
 class TracingWarning(UserWarning):
-    """A graph function traces in a way that costs time or memory (see trace_warnings)."""
+    """A graph function traces in a way that costs time or memory: it retraced 5 times
+    within its last 10 calls (the warning names the argument that changed), or a Python
+    loop unrolled into a large graph. A UserWarning, reported at the user's line."""
 
 
 def _warn(message):
@@ -169,7 +171,8 @@ def _kind(value):
     from .function import TensorSpec
     from .variables import Variable
     if isinstance(value, TensorSpec):
-        return f"a {value.dtype.name} tensor of shape {_shape(value)}"
+        article = "an" if value.dtype.name[0] in "aeio" else "a"
+        return f"{article} {value.dtype.name} tensor of shape {_shape(value)}"
     if isinstance(value, Variable):
         return f"variable '{value.name}'"
     if isinstance(value, (bool, int, float, complex, str, bytes, type(None))):

@@ -200,7 +200,18 @@ def _lift_initial_value(t, name):
 
 
 class Variable:
-    """A mutable tensor-valued state: `rt.Variable(initial_value, trainable=True)`."""
+    """A mutable tensor-valued state: `rt.Variable(initial_value, trainable=True)`.
+
+        w = rt.Variable(rt.zeros([3, 1]))
+        w.assign_add(rt.ones([3, 1]))        # atomic, also from many threads
+        rt.matmul(x, w)                      # reads the current value
+
+    `initial_value` is a value or a function returning one; `dtype` and `shape` default to
+    its own. `assign`, `assign_add`, `assign_sub` update it (as graph operations inside a
+    graph function, in program order); `read_value()` and the tensor operators read it.
+    Trainable variables are watched by `rt.GradientTape`. A graph function may create
+    variables on its first trace only (docs/variables.md).
+    """
 
     __array_priority__ = 100
 
@@ -252,24 +263,30 @@ class Variable:
     # -- identity -------------------------------------------------------------------
     @property
     def name(self):
+        """`"NAME:0"` (NAME: the `name` argument, "Variable" by default)."""
         return f"{self._name}:0"
 
     @property
     def shape(self):
+        """The shape, a `TensorShape` (fixed at creation)."""
         return self._shape
 
     def get_shape(self):
+        """The shape, as `.shape`."""
         return self._shape
 
     @property
     def ndim(self):
+        """The number of dimensions."""
         return self._shape.rank
 
     @property
     def graph(self):
+        """The TF1-style graph that owns it, or None for a variable made eagerly."""
         return self._graph
 
     def ref(self):
+        """A hashable reference to this variable (variables hash by identity already)."""
         return self
 
     __hash__ = object.__hash__
@@ -294,6 +311,7 @@ class Variable:
     _as_tensor = read_value
 
     def numpy(self):
+        """The current value as a new numpy array (not while tracing: read_value there)."""
         self._check_not_tracing("numpy()")
         if self._value is None:
             _read_kernel(self)

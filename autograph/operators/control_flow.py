@@ -24,6 +24,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import control_flow as rt_cf
+from runtime import data as rt_data
 from runtime import dtypes
 from runtime import nest
 from runtime import trace_warnings
@@ -878,14 +879,18 @@ def _assert_assigned(flag, value, name):
 def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts=None):
     """`for x in iter_: body(x)` with an optional early-exit test (lowered break/return).
 
-    Symbolic tensors (and range/enumerate/zip over them) iterate in a graph loop;
-    any other iterable, eager tensors included, is unrolled as plain Python.
+    Symbolic tensors (and range/enumerate/zip over them) iterate in a graph loop, and so
+    does an `rt.data.Dataset` while tracing; any other iterable, eager tensors included,
+    is unrolled as plain Python.
     """
     from .py_builtins import TensorIterable
-    iterable = TensorIterable.of(iter_)
-    if get_state is None and (iterable is not None or extra_test is not None):
+    dataset = isinstance(iter_, rt_data.Dataset) and not rt.executing_eagerly()
+    iterable = None if dataset else TensorIterable.of(iter_)
+    if get_state is None and (dataset or iterable is not None or extra_test is not None):
         get_state, set_state = closure_state(body, symbol_names)
-    if iterable is not None:
+    if dataset:
+        _dataset_for(iter_, extra_test, body, get_state, set_state, symbol_names, opts)
+    elif iterable is not None:
         _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, opts)
     else:
         _python_for(iter_, extra_test, body, get_state, set_state, symbol_names)
@@ -934,3 +939,24 @@ def _tensor_for(iterable, extra_test, body, get_state, set_state, symbol_names, 
     # The counter starts as the Python 0: weakly typed, as the int `range` yields
     # (`x_float32 * i` stays float32).
     _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts, prefix=(0,))
+
+
+def _dataset_for(dataset, extra_test, body, get_state, set_state, symbol_names, opts):
+    """`for x in dataset` while tracing: a graph loop whose first loop variables are the
+    pass over the data set (rt.data.Iteration); a `break` stops it pulling elements."""
+    iteration = rt_data.Iteration(dataset)
+
+    def go_on():
+        result = extra_test()
+        return truth(result) if is_symbolic(result) else result
+
+    def test(*pass_values):
+        more = iteration.has(pass_values)
+        return more if extra_test is None else rt.logical_and(more, go_on())
+
+    def loop_body(*pass_values):
+        body(iteration.element(pass_values))
+        return iteration.advance(pass_values, None if extra_test is None else go_on())
+
+    _tensor_loop(test, loop_body, get_state, set_state, symbol_names, opts,
+                 prefix=iteration.initial)

@@ -338,13 +338,23 @@ def _iterable(value):
     return _Rows(rt.convert_to_tensor(value))
 
 
+def _traced_datasets(iterables):
+    """Whether these are data sets iterated while tracing (a graph loop, not Python's)."""
+    return (bool(iterables) and all(isinstance(it, rt.data.Dataset) for it in iterables)
+            and not rt.executing_eagerly())
+
+
 def enumerate_(iterable, start=0):
+    if _traced_datasets([iterable]):
+        return iterable.enumerate(start)
     if _any_symbolic([iterable]):
         return TensorEnumerate(_iterable(iterable), start)
     return builtins.enumerate(iterable, start)
 
 
 def zip_(*iterables, strict=False):
+    if _traced_datasets(iterables) and not strict:
+        return rt.data.Dataset.zip(*iterables)
     if _any_symbolic(iterables):
         return TensorZip([_iterable(it) for it in iterables])
     if strict:

@@ -122,32 +122,33 @@ def inline(graph, feeds, hidden=()):
     Side effects are left out (see the module). A cond or while gets its own copy of its
     sub-graphs: its gradient adds outputs to them."""
     target = context.current_graph()
-    value = {id(t): v for t, v in zip(list(graph.inputs) + [c for _, c in graph.captures],
-                                      feeds)}
-    value.update((id(t), v) for t, v in zip(graph.hidden_outputs, hidden))
+    value = dict(zip(list(graph.inputs) + [c for _, c in graph.captures], feeds))
+    value.update(zip(graph.hidden_outputs, hidden))
     for op in graph.ops:
-        if not op.outputs or all(id(t) in value for t in op.outputs):
+        if not op.outputs or all(t in value for t in op.outputs):
             continue
         if op.type == "call" and op.attrs["f"].n_visible is not None:
             inner = op.attrs["f"]           # its random values are known: replay it
             k = inner.n_visible
-            inputs = [value[id(t)] for t in list(op.inputs) + list(op.outputs[k:])]
+            inputs = [value[t] for t in list(op.inputs) + list(op.outputs[k:])]
             outs = registry.apply(_CALL, inputs, {"f": _replay(inner)}, name=op.name)
             for t, v in zip(op.outputs[:k], outs):
-                value[id(t)] = v
+                value[t] = v
             continue
         if op.opdef.effect == "write":
             var = op.attrs["var"]
             outs = [array_ops.stop_gradient(var.read_value())]
         else:
-            inputs = [value[id(t)] for t in op.inputs]
-            attrs = {k: clone_graph(v, target) if isinstance(v, Graph) and op.type != "call"
-                     else v for k, v in op.attrs.items()}     # gradients extend cond/while's
+            inputs = [value[t] for t in op.inputs]
+            # gradients extend cond/while's sub-graphs: each gets a copy reading the copies
+            attrs = {k: clone_graph(v, target, _tensors=value)
+                     if isinstance(v, Graph) and op.type != "call" else v
+                     for k, v in op.attrs.items()}
             outs = target.create_op(op.opdef, inputs, attrs, op.opdef.infer(inputs, **attrs),
                                     name=op.name, origin=op.origin).outputs
         for t, v in zip(op.outputs, outs):
-            value[id(t)] = v
-    return [value[id(t)] for t in graph.outputs]
+            value[t] = v
+    return [value[t] for t in graph.outputs]
 
 
 _replays = weakref.WeakKeyDictionary()     # function graph -> its replay graph

@@ -39,6 +39,7 @@ class ExportError(ValueError):
 
 
 def supported_ops():
+    """The names of the runtime ops that export to ONNX, sorted."""
     return sorted(CONVERTERS)
 
 

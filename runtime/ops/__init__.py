@@ -6,3 +6,4 @@ from . import nn_ops  # noqa: F401
 from . import random_ops  # noqa: F401
 from . import logging_ops  # noqa: F401
 from . import quantize_ops  # noqa: F401
+from . import data_ops  # noqa: F401

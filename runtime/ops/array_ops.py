@@ -853,6 +853,8 @@ def ones(shape, dtype=dtypes.float32, name=None):
 
 def fill(dims, value, name=None):
     """A tensor of shape `dims` filled with the scalar `value`."""
+    if not isinstance(value, (Tensor, bool, int, float, complex, np.ndarray, np.generic)):
+        value = convert_to_tensor(value)          # a Variable, a nested list
     if isinstance(value, Tensor):
         v = constant_value(value)
         if v is None:

@@ -255,6 +255,9 @@ def _make_assert(compare, relation):
         data = ([message] if message else []) + [
             f"Condition x {relation} y did not hold elementwise: x =", x, "y =", y]
         return Assert(ok, data, summarize=summarize, name=name)
+    assert_fn.__doc__ = (f"Raise an AssertionFailedError (an AssertionError) at run time "
+                         f"unless `x {relation} y` holds elementwise (numpy broadcasting); "
+                         f"`message` comes first in the error.")
     return assert_fn
 
 
@@ -265,6 +268,9 @@ def _make_sign_assert(compare, relation):
         data = ([message] if message else []) + [
             f"Condition x {relation} 0 did not hold elementwise: x =", x]
         return Assert(ok, data, summarize=summarize, name=name)
+    assert_fn.__doc__ = (f"Raise an AssertionFailedError (an AssertionError) at run time "
+                         f"unless `x {relation} 0` holds elementwise; `message` comes first "
+                         f"in the error.")
     return assert_fn
 
 

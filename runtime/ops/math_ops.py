@@ -185,7 +185,7 @@ def _define_unary(name, kernel, grad=None, **traits):
         if not isinstance(x, Tensor) or float_function and _is_exact(x.dtype):
             x, = convert_all([x], float_function)
         return apply(opdef, [x], {}, name)
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}, like numpy" + (
         " (of integers and bools: float32)." if float_function else ".")
     return op
@@ -200,7 +200,7 @@ def _define_binary(name, kernel, grad=None, **traits):
     def op(x, y, name=None):
         x, y = convert_pair(x, y, float_function)
         return apply(opdef, [x, y], {}, name)
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name} with numpy broadcasting."
     return op
 
@@ -647,7 +647,7 @@ def _define_reduction(name, kernel, out_dtype=None, grad=None, lower=None):
             x = cast(x, dtypes.float32)                      # the mean of integers
         return apply(opdef, [x], {"axis": checked(opdef, _axis_attr, axis, x),
                                   "keepdims": bool(keepdims)}, name)
-    op.__name__ = name
+    op.__name__ = op.__qualname__ = name
     op.__doc__ = f"{name} over `axis` (all axes when None)."
     return op
 

@@ -53,13 +53,16 @@ def get_global_seed():
     return _global["seed"]
 
 
-def _state_for(op_seed):
+def op_seeds(op_seed):
+    """(global seed, op seed) fixing what a random op draws (TensorFlow's rule), or None
+    when neither seed is set: an op without a seed takes the next of a counter (per graph
+    while tracing), a seed without a global seed pairs with a default one."""
     graph = context.current_graph()
     global_seed = _global["seed"]
     if graph is not None and graph.seed is not None:
         global_seed = graph.seed
     if global_seed is None and op_seed is None:
-        return RngState(None)
+        return None
     if op_seed is None:
         if graph is not None:
             graph._random_ops += 1
@@ -68,8 +71,14 @@ def _state_for(op_seed):
             op_seed = next(_global["counter"])
     if global_seed is None:
         global_seed = _DEFAULT_GLOBAL_SEED
-    seeds = (global_seed, int(op_seed))
-    if graph is not None:
+    return (global_seed, int(op_seed))
+
+
+def _state_for(op_seed):
+    seeds = op_seeds(op_seed)
+    if seeds is None:
+        return RngState(None)
+    if context.current_graph() is not None:
         return RngState(seeds)
     with _lock:
         states = _global["eager_states"]

@@ -60,7 +60,12 @@ def concrete_function_of(fn):
 
 
 def save(fn, path):
-    """Write the graph of `fn` (see `concrete_function_of`) to the directory `path`."""
+    """Write the graph of `fn` to the directory `path` (`graph.json` and `arrays.npz`).
+
+    `fn` is a ConcreteFunction, or an `rt.function` / `ag.convert` function with an
+    input_signature or exactly one trace. Atomic: a failed save leaves the last one as it
+    was. Raises SaveError for what cannot be saved (a `py_function`, a summary writer).
+    """
     description, arrays = _encode(fn)
     os.makedirs(path, exist_ok=True)
     with files.replace_files(os.path.join(path, ARRAYS_FILE),
@@ -70,7 +75,12 @@ def save(fn, path):
 
 
 def load(path, max_bytes=MAX_BYTES):
-    """The saved function in directory `path`, as a ConcreteFunction with `.variables`."""
+    """The saved function in directory `path`, as a ConcreteFunction with `.variables`
+    (new variables holding the saved values).
+
+    Executes nothing from the files and opens no other file; the arrays may not inflate
+    past `max_bytes`. Anything malformed raises LoadError naming the file and the fault.
+    """
     graph_path = os.path.join(path, GRAPH_FILE)
     with _open(graph_path, "missing (is this a directory written by rt.saved.save?)") as f:
         doc = _parse_json(_read_json_bytes(f, graph_path), graph_path)

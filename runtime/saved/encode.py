@@ -20,7 +20,8 @@ The function's signature and output structure use the same form plus
 {"spec": {"shape": [...], "dtype": ...}} (a tensor argument), {"output": i}
 (the i-th graph output) and {"opaque": "repr"} (a Python argument fixed by the
 trace that is not plain data; a loaded function ignores values given for it).
-Anything else (a py_function's Python function, a file to print to) is a SaveError.
+Anything else (a py_function's Python function, a file to print to) is a SaveError, whose
+message is the object's `cannot_save` text when it has one.
 
 Each operation's "origin" is [file, line, function, source line]: the text of the line
 is saved with it (at most SOURCE_LINE_CHARS), so a loaded graph shows it in errors
@@ -182,6 +183,9 @@ class Writer:
                 return {"output": v.index}
             if opaque:
                 return {"opaque": repr(v)[:200]}
+            reason = getattr(v, "cannot_save", None)       # the object says why
+            if isinstance(reason, str):
+                raise SaveError(f"Cannot save {where}: {reason}")
             raise SaveError(f"Cannot save {where}: it holds a Python object of type "
                             f"{type(v).__name__} ({repr(v)[:80]}); a saved graph holds only "
                             f"tensors, numbers, strings, tuples, lists and dicts")

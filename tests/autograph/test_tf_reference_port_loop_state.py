@@ -414,6 +414,7 @@ def for_grows_list_by_concatenation(items):
 def tensor_loop_items(kind):
     return {"tensor": lambda: rt.constant(i32(1, 2, 3)),
             "rt.range": lambda: rt.range(rt.constant(3)),
+            "dataset": lambda: rt.data.Dataset.from_tensor_slices(i32(1, 2, 3)),
             "unknown-length": None}[kind]
 
 
@@ -426,7 +427,7 @@ def test_while_variable_changing_dtype(f):
 
 
 @pytest.mark.parametrize("f", [for_changes_dtype, for_changes_dtype_then_breaks])
-@pytest.mark.parametrize("kind", ["tensor", "rt.range"])
+@pytest.mark.parametrize("kind", ["tensor", "rt.range", "dataset"])
 def test_for_variable_changing_dtype(f, kind):
     with pytest.raises(ag.StagingError) as info:
         ag.convert(f)(tensor_loop_items(kind)())
@@ -435,17 +436,16 @@ def test_for_variable_changing_dtype(f, kind):
 
 @pytest.mark.parametrize("f", [for_changes_dtype, for_changes_dtype_then_breaks])
 def test_for_variable_changing_dtype_over_python_iterables(f):
-    # Lists and data sets are unrolled: Python's dynamic typing (TensorFlow raises for
-    # data sets, which are graph loops there).
+    # Lists are unrolled: Python's dynamic typing (data sets are graph loops, as in
+    # TensorFlow: test_for_variable_changing_dtype).
     assert_equivalent(f, [1, 2, 3], tensors=False)
-    assert_equivalent(f, rt.data.Dataset.from_tensor_slices(i32(1, 2, 3)), tensors=False)
 
 
 def test_variable_changing_shape():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(while_changes_shape)(rt.constant(2))
     check(info.value, while_changes_shape, "while i < n", "'t'", "(1,)", "(2,)")
-    for kind in ("tensor", "rt.range"):
+    for kind in ("tensor", "rt.range", "dataset"):
         with pytest.raises(ag.StagingError) as info:
             ag.convert(for_changes_shape)(tensor_loop_items(kind)())
         check(info.value, for_changes_shape, "for _ in items", "'t'", "(1,)", "(2,)")
@@ -1236,7 +1236,7 @@ def test_return_of_a_list_grown_in_a_tensor_loop(x):
 
 @pytest.mark.parametrize("f, values, kind", product(
     [break_in_for_collects, continue_in_for_collects], [[], [1], [2], [5, 4], [1, 2, 3]],
-    ["list", "tensor"]))        # empty tensors fixed; were strict xfails (EMPTY_STATIC_PROBE)
+    ["list", "tensor", "dataset"]))
 def test_jumps_in_for_loops_that_grow_lists(f, values, kind):
     assert_same_stacked(f, seq(values, kind))
 
@@ -1251,7 +1251,7 @@ def test_jumps_in_for_loops_over_unknown_lengths_that_grow_lists(f, values):
 
 @pytest.mark.parametrize("f", [break_in_for_collects, continue_in_for_collects])
 @pytest.mark.parametrize("values", [[1], [5, 4], [1, 2, 3]], ids=str)
-@pytest.mark.parametrize("kind", ["tensors", "dataset"])
+@pytest.mark.parametrize("kind", ["tensors"])
 def test_tensor_jumps_in_python_for_loops_that_grow_lists(f, values, kind):
     # A Python loop over tensors: the tensor `if` decides whether the list grows, so its
     # length would be known only when the graph runs (TensorFlow rejects the tensor
@@ -1557,8 +1557,8 @@ def dataset_of(values):
     resumed_iterator])      # Fixed; was a strict xfail (BREAK_CONSUMES_AN_ELEMENT)
 @pytest.mark.parametrize("values", [[0, 1, 2, 3, 4, 5, 6], [3, 4]], ids=len)
 def test_datasets(f, values):
-    # TensorFlow: a return inside a data set loop is NotImplementedError; data sets are
-    # unrolled here, so it works as in Python.
+    # TensorFlow: a return inside a data set loop is NotImplementedError; here the loop
+    # over a data set is a graph loop like any tensor loop, and `return` works in it.
     assert_equivalent(f, static(dataset_of(values)), tensors=False)
 
 

@@ -44,10 +44,6 @@ LIST_RESET_IN_LOOP = (
     "tensor loop carries becomes a TensorList, also one the body only reassigns "
     "(acc = [a + g for ...]); TensorFlow carries it as a nested structure, so gradient "
     "accumulation over variables of different shapes is a StagingError")
-DATASET_ORDER_FROZEN = (
-    "autograph/operators/control_flow.py: `for batch in dataset` on a data set the converted "
-    "function captures is unrolled while tracing, so its shuffled order is the first pass's "
-    "at every call; eagerly (and in TensorFlow) each pass reshuffles")
 APPENDED_ROW_OVERWRITTEN = (
     "runtime/passes/memory.py (with the fast executor): in a while body, a row appended to "
     "a list (kept by the `append` accumulator until the loop ends) is overwritten in place "
@@ -1231,9 +1227,9 @@ def test_each_pass_over_a_captured_data_set_reshuffles_eagerly():
     assert sorted(first) == sorted(second) == list(range(6)) and first != second
 
 
-@pytest.mark.xfail(strict=True, reason=DATASET_ORDER_FROZEN)
 def test_each_call_of_a_converted_function_reshuffles_a_captured_data_set():
-    """Minimal: both calls visit the elements in the first pass's order."""
+    """Each call makes a new pass over the captured data set: a new order, as each eager
+    call makes (the loop is a graph loop, not the first pass unrolled)."""
     assert _orders_of_two_passes(True) == _orders_of_two_passes(False)
 
 
@@ -1257,7 +1253,6 @@ def _epochs_over_a_captured_data_set(converted):
     return [float(epoch()) for _ in range(3)]
 
 
-@pytest.mark.xfail(strict=True, reason=DATASET_ORDER_FROZEN)
 def test_epochs_over_a_captured_shuffled_data_set_match_eager():
     np.testing.assert_allclose(_epochs_over_a_captured_data_set(True),
                                _epochs_over_a_captured_data_set(False), rtol=1e-12)

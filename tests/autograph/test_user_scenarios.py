@@ -1030,7 +1030,7 @@ def shuffled_first_column(seed):
     firsts = []
     for batch in ds:
         firsts.append(batch[0, 0])
-    return firsts
+    return rt.stack(firsts)          # (a list grown in a graph loop is a tensor list)
 
 
 def iterator_and_next(scale):

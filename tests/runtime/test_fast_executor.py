@@ -53,6 +53,13 @@ def test_a_converted_loops_break_flag_stays_a_python_bool():
     check_same_results(f, *args)
 
 
+def test_a_python_bool_scalar_reaches_a_kernel_with_attributes_as_a_numpy_bool():
+    # `not` gives a Python bool; cast (elementwise, with a dtype attribute) calls its kernel
+    f = rt.function(lambda x: rt.cast(rt.logical_not(x > 0), rt.int64))
+    assert [int(f(rt.constant(v))) for v in (1, -1)] == [0, 1]
+    check_same_results(f, rt.constant(-1))
+
+
 def test_identical_results_on_integer_edge_cases():
     def f(x, y):
         return x // y, x % y, x * y, -x, abs(x), x // 0, x % 0

@@ -257,6 +257,24 @@ def test_gradients_through_cond_and_while_round_trip(tmp_path):
     assert str(loaded.graph) == str(concrete.graph)
 
 
+def test_the_gradient_of_a_called_function_whose_loops_read_its_inputs_round_trips(tmp_path):
+    w = rt.Variable(2.0)
+
+    @rt.function
+    def loss(x):
+        total = rt.while_loop(lambda i, s: i < 3,
+                              lambda i, s: (i + 1, s + rt.reduce_sum(x) * w), [0, 0.0])[1]
+        return rt.cond(total > 0.0, lambda: total * rt.reduce_sum(x), lambda: -total)
+
+    def f(x):
+        return rt.gradients(loss(x), [x, w])
+
+    concrete, loaded = round_trip(f, tmp_path, rt.constant([1.0, 2.0]))
+    for value in ([1.0, 2.0], [-1.0, 0.5]):
+        assert_same(concrete(rt.constant(value)), loaded(rt.constant(value)))
+    np.testing.assert_allclose(loaded(rt.constant([1.0, 2.0]))[1].numpy(), 3 * 3.0 * 3.0)
+
+
 def test_a_printed_f_string_prints_run_time_values_in_the_loaded_graph(tmp_path, capsys):
     from runtime.ops.logging_ops import FormattedString
 

@@ -1,4 +1,4 @@
-"""Training utilities: optimizers against numpy references, Dense layers, data sets, and a
+"""Training utilities: optimizers against numpy references, Dense layers, and a
 converted training step (with a graph loop) giving the eager step's losses."""
 import numpy as np
 import pytest
@@ -118,62 +118,6 @@ def test_dense_inside_a_converted_function_is_built_once():
     layer.kernel.assign([[1.0, 0.0], [0.0, 1.0]])
     assert apply(x).numpy().tolist() == [[2.0, 4.0]]
     assert len(layer.variables) == 1 and apply.experimental_get_tracing_count() == 1
-
-
-def test_dataset_slices_and_batches():
-    data = rt.data.Dataset.from_tensor_slices({"x": np.arange(10.0), "y": np.arange(10) % 3})
-    assert len(data) == 10
-    first = next(iter(data))
-    assert float(first["x"]) == 0.0 and int(first["y"]) == 0
-    sizes = [int(b["x"].shape[0]) for b in data.batch(4)]
-    assert sizes == [4, 4, 2] and len(data.batch(4)) == 3
-    assert [len(b["y"]) for b in data.batch(4, drop_remainder=True)] == [4, 4]
-    with pytest.raises(ValueError, match="first dimensions"):
-        rt.data.Dataset.from_tensor_slices((np.zeros(3), np.zeros(4)))
-
-
-def test_dataset_shuffle_is_seeded_and_new_each_pass():
-    def orders(seed):
-        data = rt.data.Dataset.from_tensor_slices(np.arange(20)).shuffle(8, seed=seed)
-        return [[int(v) for v in data] for _ in range(2)]
-
-    first, second = orders(5)
-    assert sorted(first) == list(range(20)) and first != list(range(20))
-    assert first != second and orders(5) == [first, second]
-    assert orders(6) != [first, second]
-
-
-def test_dataset_loop_is_unrolled_in_a_converted_function():
-    data = rt.data.Dataset.from_tensor_slices(np.arange(6.0)).batch(2)
-
-    @ag.convert
-    def total(scale):
-        s = 0.0
-        for batch in data:
-            s = s + rt.reduce_sum(batch) * scale
-        return s
-
-    assert float(total(rt.constant(2.0, rt.float64))) == 30.0
-
-
-def _shuffled_batch_sums(features, labels):
-    data = rt.data.Dataset.from_tensor_slices((features, labels))
-    return [rt.reduce_sum(x) - rt.reduce_sum(y) for x, y in data.shuffle(4, seed=3).batch(3)]
-
-
-def test_dataset_of_a_traced_functions_arguments_slices_them_in_the_graph():
-    features, labels = np.arange(7.0), np.ones(7)
-    expected = [float(t) for t in _shuffled_batch_sums(features, labels)]
-    traced = rt.function(_shuffled_batch_sums)(rt.constant(features), rt.constant(labels))
-    assert [float(t) for t in traced] == expected and len(expected) == 3
-    assert expected != [0.0, 9.0, 5.0]          # the unshuffled batches
-
-
-def test_dataset_of_arguments_with_an_unknown_first_dimension_is_a_clear_error():
-    spec = rt.TensorSpec([None], rt.float64)
-    fn = rt.function(_shuffled_batch_sums, input_signature=[spec, spec])
-    with pytest.raises(ValueError, match="first dimension of .* is unknown while tracing"):
-        fn.get_concrete_function()
 
 
 # -- a converted training step with a graph loop gives the eager step's losses ----------------

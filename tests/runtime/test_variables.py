@@ -319,3 +319,15 @@ def test_trainable_variables_of_the_default_graph():
         a = rt.Variable(1.0)
         rt.Variable(2.0, trainable=False)
         assert rt.trainable_variables() == [a]
+
+
+def test_ops_taking_a_scalar_value_accept_a_variable_eagerly_and_in_graphs():
+    v = rt.Variable(2.0)
+
+    @rt.function
+    def filled():
+        return rt.fill([2], v)
+
+    np.testing.assert_array_equal(rt.fill([3], v).numpy(), [2.0, 2.0, 2.0])
+    v.assign(5.0)
+    np.testing.assert_array_equal(filled().numpy(), [5.0, 5.0])
