@@ -603,7 +603,7 @@ class Function:
 
     def _lookup(self, args, kwargs):
         """(the trace to run, the flat tensors to feed it); a call that found its trace in
-        the cache, given eager tensors only, is remembered for `_direct_call`."""
+        the cache, given eager tensors only, is remembered for the dispatch cache."""
         if self.input_signature is not None:
             tensors = self._apply_signature(args, kwargs)
             concrete = self._cache.get("signature")
@@ -639,7 +639,6 @@ class Function:
         if len(self._direct) >= self._DIRECT_LIMIT:
             self._direct.clear()
         self._direct[_direct_key(given)] = concrete
-
 
     def _trace_with_key(self, key, args, kwargs):
         """(the trace to run now, the trace kept for `key`): they differ on a first trace
