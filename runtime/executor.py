@@ -22,7 +22,8 @@ from . import config
 from . import context
 from .errors import OpError, with_location, wrap_kernel_error
 
-__all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error", "optimized_graph"]
+__all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error",
+           "optimized_graph"]
 
 _plan_lock = threading.Lock()
 

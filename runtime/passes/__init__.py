@@ -30,8 +30,9 @@ import time
 from .. import config
 from ..graph import clone_graph
 
-__all__ = ["optimize", "optimize_in_place", "planned_peak", "graphs_in", "each_graph", "no_collections",
-           "rename_inputs", "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
+__all__ = ["optimize", "optimize_in_place", "planned_peak", "graphs_in", "each_graph",
+           "no_collections", "rename_inputs", "subgraph_feeds", "drop_feeds", "rebuild_inputs",
+           "known_op"]
 
 _ROUNDS = 4
 # The passes whose rewrites may give the others (or themselves) work in the next round: a
