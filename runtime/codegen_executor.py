@@ -283,8 +283,9 @@ class _Compiler:
         for op in graph.ops:
             if op in done:
                 continue
-            waits = [t for t in op.inputs if t in futures] + [
-                t for c in op.control_inputs for t in c.outputs if t in futures]
+            members = regions[op][0] if op in regions else (op,)    # (a region reads all)
+            waits = [t for m in members for t in m.inputs if t in futures] + [
+                t for m in members for c in m.control_inputs for t in c.outputs if t in futures]
             for t in dict.fromkeys(waits):          # an input read twice is awaited once
                 self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
             if op in regions:

@@ -429,6 +429,29 @@ def test_loop_gradients_compile_both_loops_and_agree():
     assert len(loops) >= 2 and {r["state"] for r in loops} == {"compiled"}
 
 
+def test_a_region_waits_for_inter_op_results_any_of_its_ops_reads(monkeypatch):
+    """Heavy matmuls run on the inter-op thread pool (async); a compiled region that
+    reads their results, not in its first op, waits for them first."""
+    from runtime.passes import parallel
+    monkeypatch.setattr(parallel, "PARALLEL_MATMULS", True)
+
+    def f(a, b, c):
+        x, y = rt.matmul(a, b), rt.matmul(b, c)
+        n = rt.reduce_sum(a[0]) * 2.0 + 1.0
+        return rt.reduce_sum(x) * n + rt.reduce_sum(y) * n - n
+
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=(256, 256)).astype(np.float32) for _ in range(3)]
+    with rt.config.options(inter_op_threads=2):
+        g = rt.function(f)
+        fast, jit = run_both(f, *args)
+        with rt.config.options(executor="compiled"):
+            graph = g.get_concrete_function(*args).optimized_graph
+    assert sum(bool(op.notes and op.notes.get("async")) for op in graph.ops) == 2
+    np.testing.assert_allclose(jit, fast, rtol=1e-5)
+    assert region_states("f") == {"compiled"}
+
+
 def test_a_second_process_loads_compiled_regions_from_the_disk_cache(tmp_path):
     script = textwrap.dedent("""
         import runtime as rt
