@@ -159,6 +159,7 @@ class _Compiler:
         self.quiet_outside = False      # a quiet op emitted outside any region's fallback
         self.user_code = False
         self.wanted = {}                # tensor -> the local it must be bound to
+        self.arrays = set()             # locals of rank-0 values that hold 0-d arrays
 
     # -- names -----------------------------------------------------------------------
     def fresh(self, base):
@@ -210,7 +211,8 @@ class _Compiler:
             if scalar_ok and v.ndim == 0:
                 return self.glob(v[()], "c_" + t.op.name, ("scalar", id(v)))
             return self.glob(v, "c_" + t.op.name)
-        if not scalar_ok and (t.shape.rank is None or t.shape.rank == 0):
+        if not scalar_ok and (t.shape.rank is None or t.shape.rank == 0) and \
+                r not in self.arrays:
             return f"_nd({r})"
         return r
 
@@ -381,8 +383,10 @@ class _Compiler:
             self.emit(indent + 1, "if _quiet is None:")
             self.emit(indent + 2, "_quiet = _quiet_on()")
         self.in_region += 1
+        arrays = [t for t in outputs if t in returned and t.shape.rank == 0]
         if loop and stacks is None:
             self.inline_while(run[0], env, indent + 1, mine, switch=(r, v, args))
+            self.returned_arrays(arrays, env, indent + 1)
             self.emit(indent, f"if {v} is not None:", run[0])
         else:
             internal = produced - set(outputs)
@@ -390,6 +394,7 @@ class _Compiler:
                 if op.type != "const":
                     self.op(op, env, indent + 1, mine, futures)
                     self.free(free_after, op, env, indent + 1, mine, futures, internal)
+            self.returned_arrays(arrays, env, indent + 1)
             self.emit(indent, "else:", run[0])
         self.in_region -= 1
         if outputs:
@@ -399,6 +404,15 @@ class _Compiler:
                                   f"{', '.join(results)},")
         else:
             self.emit(indent + 1, "pass")
+
+    def returned_arrays(self, ts, env, indent):
+        """Make the rank-0 values `ts`, which the program only returns, 0-d arrays where
+        the fast executor computed them (as the compiled path does), once."""
+        if ts:
+            names = [env[t] for t in ts]
+            self.emit(indent, f"{', '.join(names)}, = "
+                              f"{', '.join(f'_nd({name})' for name in names)},")
+            self.arrays.update(names)
 
     def compiled_result(self, t, source, read_after, returned):
         """A compiled region's result `source` as the fast executor keeps `t`: a rank-0
