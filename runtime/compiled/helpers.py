@@ -150,26 +150,44 @@ def _pairwise(a, start, n, zero):
 def _float_sum(flat, shape, reduced, size, zero):
     """np.sum of a C-contiguous float array (`flat`, its elements; `shape`) over the axes
     `reduced` (a bool per axis) as numpy adds: its innermost run of reduced axes summed
-    pairwise, each such block added to a zero-started sum in C order. The `size` sums,
-    kept axes in C order."""
+    pairwise, each such block added to a zero-started sum in C order; or, when the
+    innermost axis is kept, its innermost run of kept axes added elementwise, in C order.
+    The `size` sums, kept axes in C order."""
     acc = np.zeros(size, flat.dtype)
-    k, block = len(shape), 1
+    if flat.size == 0:
+        return acc
+    k, block, inner = len(shape), 1, 1
     while k > 0 and (reduced[k - 1] or shape[k - 1] == 1):
         block *= shape[k - 1]
         k -= 1
-    if flat.size == 0:
-        return acc
-    for p in range(flat.size // block):
-        o, rest, scale = 0, p, 1
-        for axis in range(k - 1, -1, -1):
-            i = rest % shape[axis]
-            rest //= shape[axis]
-            if not reduced[axis]:
-                o += i * scale
-                scale *= shape[axis]
-        acc[o] += _pairwise(flat, p * block, block, zero)
+    if block == 1:
+        while k > 0 and (not reduced[k - 1] or shape[k - 1] == 1):
+            inner *= shape[k - 1]
+            k -= 1
+    strides = np.zeros(k + 1, np.int64)      # each outer axis's step in `acc` (0: reduced)
+    scale = inner
+    for axis in range(k - 1, -1, -1):
+        if not reduced[axis]:
+            strides[axis] = scale
+            scale *= shape[axis]
+    index = np.zeros(k + 1, np.int64)
+    o, step = 0, block * inner
+    for p in range(flat.size // step):
+        if block > 1:
+            acc[o] += _pairwise(flat, p * step, block, zero)
+        else:
+            for j in range(inner):
+                acc[o + j] += flat[p * step + j]
+        axis = k - 1                          # the next outer position, odometer-wise
+        while axis >= 0:
+            index[axis] += 1
+            o += strides[axis]
+            if index[axis] < shape[axis]:
+                break
+            o -= strides[axis] * shape[axis]
+            index[axis] = 0
+            axis -= 1
     return acc
-
 
 @njit
 def _room(rows, n, row_shape):
