@@ -5,6 +5,9 @@ Variants: the whole epoch in one converted function (the `for` over the data set
 graph loop), a Python loop over the data set calling a converted step per batch (as
 samples/mlp_classifier.py does), the same loop eagerly, and numpy (a permutation and
 slices, the step written out). A second workload only iterates (sum of each batch).
+A third iterates rows of 256 float32 pulled element by element (through a `filter` that
+keeps every row) through `shuffle(B)` and `batch(64)`, at two buffer sizes: its buffer's
+cost per element should not grow with B. A fourth is the shuffle order of a pass over N indices alone.
 Reported (no target): what a pass over a data set costs next to numpy's slicing.
 """
 import numpy as np
@@ -12,8 +15,9 @@ import numpy as np
 import autograph as ag
 import runtime as rt
 from harness import Report, main, medians
+from runtime.ops import data_ops
 
-N, FEATURES, BATCH = 2048, 16, 64
+N, FEATURES, BATCH, WIDE = 2048, 16, 64, 256
 
 
 def arrays():
@@ -42,6 +46,14 @@ def total(data):
     for xb, yb in data:
         s += rt.reduce_sum(xb) + rt.reduce_sum(yb)
     return s
+
+
+def pulled(buffer_size):
+    """N rows of WIDE float32 through a filter that keeps them all (so they are pulled
+    element by element), shuffled and batched."""
+    x = np.random.default_rng(2).normal(size=(N, WIDE)).astype(np.float32)
+    rows = rt.data.Dataset.from_tensor_slices((x, x[:, :1])).filter(lambda a, b: b[0] == b[0])
+    return rows.shuffle(buffer_size, seed=1).batch(BATCH)
 
 
 def measure(quick=False):
@@ -83,7 +95,22 @@ def measure(quick=False):
         "eager loop": lambda: total(data),
         "numpy": numpy_total,
     }, repeat=repeat))
-    return [train, iterate]
+    pulled_rows = Report(f"filter -> shuffle(B) -> batch({BATCH}), iteration only, "
+                         f"{N} rows of {WIDE}", "reported", baseline="B=256, converted loop")
+    sets = {b: pulled(b) for b in (256, N)}
+    pulled_rows.values.update(medians({
+        f"B={b}, {kind}": (lambda fn=fn, d=d: fn(d))
+        for b, d in sets.items()
+        for kind, fn in (("converted loop", converted_total), ("eager loop", total))},
+        repeat=max(3, repeat // 3)))
+    order = Report(f"the shuffle order of a pass over {N} indices (one op, eager)", "reported",
+                   baseline="numpy permutation")
+    seed = rt.constant(7, rt.int64)
+    order.values.update(medians({
+        "dataset_shuffle_order": lambda: data_ops.shuffle_order(N, seed, N),
+        "numpy permutation": lambda: rng.permutation(N),
+    }, repeat=repeat))
+    return [train, iterate, pulled_rows, order]
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from . import errors
 from . import nest
 from .context import executing_eagerly, get_default_graph, init_scope, reset_default_graph
 from .context import run_functions_eagerly, functions_run_eagerly
+from .devices import device
 from .dtypes import (DType, as_dtype, bool_, complex64, complex128, float16, float32, float64,
                      int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 from .shapes import TensorShape
@@ -120,7 +121,7 @@ __all__ = [
     "control_dependencies", "group", "no_op", "Graph", "Operation", "get_default_graph",
     "reset_default_graph", "init_scope", "executing_eagerly", "run_functions_eagerly",
     "functions_run_eagerly", "function", "Function", "ConcreteFunction", "TensorSpec",
-    "TracingWarning", "Session", "placeholder",
+    "TracingWarning", "Session", "placeholder", "device",
     # gradients and training
     "GradientTape", "gradients", "gradients_function", "value_and_gradients_function",
     "implicit_gradients", "implicit_value_and_gradients", "optimizers", "layers", "data",

@@ -21,7 +21,10 @@ rank-0 bools may be Python bools (constants, `not`, `&` of those: a converted lo
 break flag costs what Python's `not` does), made numpy bools before any operator
 that is not a bool operator.
 Ops the `parallel` pass marked `async` are submitted to a thread pool; the first
-reader of their result waits for it.
+reader of their result waits for it. An op placed on another device than cpu:0 is one
+call of its device's kernel (`opdef.kernel_for`): no ufunc, operator or emitted numpy
+there, its values (rank 0 too) that device's arrays, its constants put there once,
+when compiling.
 
 A failing op is found from the line of the generated source that raised; the
 error is the one the plain executor raises (`executor.op_error`). The source is
@@ -37,11 +40,13 @@ import threading
 import numpy as np
 
 from . import config
+from . import devices
 from . import traceback_utils
 from .errors import OpError, loop_limit_exceeded
 from .executor import op_error
 from .ops import array_ops
 from .passes import graphs_in, known_op, memory, subgraph_feeds
+from .passes.placement import device_of
 
 __all__ = ["compile_graph", "Program"]
 
@@ -160,6 +165,7 @@ class _Compiler:
         self.user_code = False
         self.wanted = {}                # tensor -> the local it must be bound to
         self.arrays = set()             # locals of rank-0 values that hold 0-d arrays
+        self.placed = devices.placing   # ops may be on devices other than cpu:0
 
     # -- names -----------------------------------------------------------------------
     def fresh(self, base):
@@ -201,9 +207,19 @@ class _Compiler:
         if op is not None:
             self.line_ops[len(self.lines)] = op
 
+    def on_host(self, t):
+        """Is `t` a numpy value (rank 0: maybe a numpy scalar or a Python bool)?"""
+        return not self.placed or device_of(t).is_host
+
     def ref(self, env, t, scalar_ok):
         """The expression for tensor `t` as an operand (`scalar_ok`: for elementwise use)."""
         r = env[t]
+        if not self.on_host(t):
+            if isinstance(r, _Const):           # put on its device once, here
+                device = device_of(t)
+                return self.glob(device.put(r.value), "c_" + t.op.name,
+                                 (device.name, id(r.value)))
+            return r
         if isinstance(r, _Const):
             v = r.value
             if scalar_ok and v.ndim == 0 and v.dtype == np.bool_:
@@ -229,7 +245,7 @@ class _Compiler:
         self.emit(0, f"def {name}(_feeds):")
         if params:
             self.emit(1, f"{', '.join(params)}{',' if len(params) == 1 else ''} = _feeds")
-        scalars = [env[t] for t in feeds if t.shape.rank == 0]
+        scalars = [env[t] for t in feeds if t.shape.rank == 0 and self.on_host(t)]
         if scalars:                       # 0-d arrays in, numpy scalars from here on
             comma = "," if len(scalars) == 1 else ""
             self.emit(1, f"{', '.join(scalars)}{comma} = "
@@ -454,13 +470,14 @@ class _Compiler:
             self.bind(env, mine, out)
             futures[out] = future
             submit = self.glob(_submit_fn(_threads()), "submit", "submit")
-            kernel = self.glob(op.opdef.kernel, "k_" + kind)
+            kernel = self.glob(self.kernel(op), "k_" + kind)
             self.emit(indent, f"{future} = {submit}({kernel}, {', '.join(args)})", op)
             return
         expr = None
-        if op.opdef.elementwise and len(op.outputs) == 1:
+        numpy = not self.placed or devices.resolve(op.device).is_host  # else: call kernel
+        if numpy and op.opdef.elementwise and len(op.outputs) == 1:
             expr = self.elementwise(op, env)
-        elif op.opdef.emit is not None:
+        elif numpy and op.opdef.emit is not None:
             expr = op.opdef.emit(op, _Operands(self, env, op))
         if expr is None:
             expr = self.call(op, env)
@@ -487,11 +504,17 @@ class _Compiler:
     def attrs(self, op):
         return [f"{k}={self.literal(v)}" for k, v in op.attrs.items()]
 
+    def kernel(self, op):
+        """The kernel running `op` on its device."""
+        if not self.placed:
+            return op.opdef.kernel
+        return op.opdef.kernel_for(devices.resolve(op.device))
+
     def call(self, op, env):
         operand = self.numpy_scalar if op.opdef.elementwise else (
             lambda env, t: self.ref(env, t, False))
         args = [operand(env, t) for t in op.inputs] + self.attrs(op)
-        return f"{self.glob(op.opdef.kernel, 'k_' + op.type)}({', '.join(args)})"
+        return f"{self.glob(self.kernel(op), 'k_' + op.type)}({', '.join(args)})"
 
     def elementwise(self, op, env):
         d = op.opdef
@@ -514,7 +537,8 @@ class _Compiler:
     def numpy_scalar(self, env, t):
         """The expression for `t` where a numpy value is needed (a Python bool is not)."""
         r = self.ref(env, t, True)
-        return f"_bool_({r})" if t.dtype.is_bool and t.shape.rank == 0 else r
+        return f"_bool_({r})" if t.dtype.is_bool and t.shape.rank == 0 and self.on_host(
+            t) else r
 
     # -- control flow and bodies, inlined ---------------------------------------------------------
     def sub_env(self, op, env, sub, pairs, loop_vars=None):

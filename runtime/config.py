@@ -9,6 +9,8 @@
     rt.config.set_traceback_filtering(False)    # tracebacks show the runtime's frames
     rt.config.set_memory_budget(2**30)     # graphs recompute values to plan within 1 GiB
     rt.config.set_lazy_compile(False)      # the fast executor compiles before a first run
+    rt.config.set_default_device("gpu:0")  # ops outside rt.device scopes run there
+    rt.config.set_log_device_placement(True)    # print where each op runs, and why
 
 "fast" (the default) compiles each graph once into straight-line Python source
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
@@ -39,13 +41,17 @@ the graphs of one function.
 import contextlib
 import os
 
+from . import devices
+
 __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizations",
            "set_rematerialization", "set_inter_op_threads", "get_inter_op_threads",
            "set_loop_iteration_limit", "get_loop_iteration_limit", "set_memory_budget",
            "get_memory_budget", "options", "set_compile_policy", "get_compile_policy",
            "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions",
            "set_trace_cache_size", "get_trace_cache_size", "set_traceback_filtering",
-           "get_traceback_filtering", "set_lazy_compile", "get_lazy_compile"]
+           "get_traceback_filtering", "set_lazy_compile", "get_lazy_compile", "list_devices",
+           "set_log_device_placement", "get_log_device_placement", "set_default_device",
+           "get_default_device"]
 
 EXECUTORS = ("fast", "plain", "compiled")
 COMPILE_POLICIES = ("hot", "always", "never")
@@ -65,13 +71,15 @@ _state = {
     "compile_cache": None,      # None: the user cache dir
     "memory_budget": None,      # None: graphs keep what their gradients need
     "lazy_compile": True,       # the fast executor interprets a small graph's first run
+    "log_device_placement": False,  # print where each op runs (runtime.devices)
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
 _versions = {}
 
 
 def _changed():
-    key = (_state["executor"], _state["passes"], _state["threads"], _state["memory_budget"])
+    key = (_state["executor"], _state["passes"], _state["threads"], _state["memory_budget"],
+           devices.placing, devices.default().name)
     _state["version"] = _versions.setdefault(key, len(_versions))
 
 
@@ -258,16 +266,53 @@ def get_traceback_filtering():
     return _state["traceback_filtering"]
 
 
+def list_devices():
+    """The names of this machine's devices: "cpu:0", "gpu:N" for each GPU CuPy sees (extra
+    `gpu`), and the array_api_strict stand-ins "strict:0", "strict:1" (extra `array-api`)."""
+    return devices.list_devices()
+
+
+def set_default_device(name):
+    """Run ops outside any `rt.device` scope on device `name` ("cpu:0", "gpu:0",
+    "strict:0"; None: cpu:0), as `RT_DEVICE=name` does for a whole process. Graphs
+    already traced run there too from their next call (their ops without a scope are
+    placed again)."""
+    devices.set_default("cpu:0" if name is None else name)
+    _changed()
+
+
+def get_default_device():
+    """The name of the device ops outside `rt.device` scopes run on."""
+    return devices.default().name
+
+
+def set_log_device_placement(enabled=True):
+    """Print (to stderr) the device each op runs on, eagerly and when a graph is placed,
+    and why an op runs on cpu:0 instead of its scope's device (soft placement)."""
+    _state["log_device_placement"] = bool(enabled)
+    if enabled:
+        devices.start_placing()
+
+
+def get_log_device_placement():
+    """Whether placements are printed (`set_log_device_placement`)."""
+    return _state["log_device_placement"]
+
+
 @contextlib.contextmanager
 def options(executor=None, optimizations=None, inter_op_threads=False,
-            loop_iteration_limit=False, memory_budget=False, compile_policy=None):
+            loop_iteration_limit=False, memory_budget=False, compile_policy=None,
+            default_device=None):
     """Temporarily change settings: `with rt.config.options(executor="plain"): ...`.
 
     `inter_op_threads`, `loop_iteration_limit` and `memory_budget` take None as a
     setting; leave them out (False) to keep the current one.
     """
     saved = dict(_state)
+    saved_device = devices.default().name
     try:
+        if default_device is not None:
+            set_default_device(default_device)
         if executor is not None:
             set_executor(executor)
         if optimizations is not None:
@@ -283,6 +328,8 @@ def options(executor=None, optimizations=None, inter_op_threads=False,
         yield
     finally:
         _state.update(saved)
+        if devices.default().name != saved_device:
+            devices.set_default(saved_device)
 
 
 _changed()
@@ -305,3 +352,10 @@ if os.environ.get("RT_COMPILE_CACHE"):
     set_compile_cache_dir(os.environ["RT_COMPILE_CACHE"])
 if os.environ.get("RT_LAZY_COMPILE"):
     set_lazy_compile(os.environ["RT_LAZY_COMPILE"].strip().lower() not in ("0", "false", "no"))
+# RT_DEVICE=strict:0 runs every op outside an rt.device scope on that device (CI's run of the
+# suites on the array_api_strict stand-in; RT_DEVICE=gpu:0 on a GPU machine).
+if os.environ.get("RT_DEVICE", "").strip():
+    try:
+        set_default_device(os.environ["RT_DEVICE"].strip())
+    except (TypeError, ValueError) as _e:
+        raise ValueError(f"RT_DEVICE={os.environ['RT_DEVICE']!r}: {_e}") from None

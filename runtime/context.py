@@ -2,7 +2,8 @@
 
 The context is a per-thread stack of graphs. An empty stack (or a `None` pushed
 by `init_scope`/the executor) means eager execution: ops run their kernels at
-once. A graph on top means ops are added to that graph instead.
+once. A graph on top means ops are added to that graph instead. Each thread also
+has the device name of its innermost `rt.device` scope (`runtime.devices`).
 """
 import contextlib
 import threading
@@ -14,6 +15,7 @@ __all__ = ["executing_eagerly", "get_default_graph", "init_scope",
 class _ThreadState(threading.local):
     def __init__(self):
         self.stack = []           # Graph objects, or None for an eager scope
+        self.device = None        # the innermost `rt.device` scope's device name, or None
 
 
 _state = _ThreadState()
@@ -41,6 +43,22 @@ def graph_scope(graph):
         yield graph
     finally:
         stack.pop()
+
+
+def device_name():
+    """The device name of the innermost `rt.device` scope (None: the default device)."""
+    return _state.device
+
+
+@contextlib.contextmanager
+def device_scope(name):
+    """Ops created inside (eagerly or in a graph) are placed on device `name`."""
+    state = _state
+    saved, state.device = state.device, name
+    try:
+        yield
+    finally:
+        state.device = saved
 
 
 def push(graph):

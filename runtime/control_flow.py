@@ -92,7 +92,8 @@ def _capture_inputs(graphs):
 
 # -- cond ----------------------------------------------------------------------------------
 
-def _cond_kernel(pred, *captures, then_graph, else_graph, then_map, else_map, n_outputs=None):
+def _cond_kernel(xp, pred, *captures, then_graph, else_graph, then_map, else_map,
+                 n_outputs=None):
     if pred:
         outputs = run_graph(then_graph, [captures[i] for i in then_map])
     else:
@@ -105,7 +106,7 @@ def _cond_infer(inputs, then_graph, else_graph, then_map, else_map, n_outputs=No
             for a, b in zip(then_graph.outputs, else_graph.outputs)][:n_outputs]
 
 
-_COND = registry.register("cond", _cond_kernel, _cond_infer, multi=True)
+_COND = registry.register("cond", _cond_kernel, _cond_infer, multi=True, container=True)
 
 
 def _static_pred(pred):
@@ -318,7 +319,7 @@ def _python_to_branch_tensor(value, dtype, graph, what, branch):
 
 # -- while_loop -----------------------------------------------------------------------------
 
-def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
+def _while_kernel(xp, *args, n_vars, cond_graph, body_graph, cond_map, body_map,
                   maximum_iterations, stacks=None):
     values = list(args[:n_vars])
     rest = args[n_vars:]
@@ -328,7 +329,7 @@ def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
         limit = maximum_iterations
     cond_caps = [rest[i] for i in cond_map]
     body_caps = [rest[i] for i in body_map]
-    stacked = _collections(body_graph, stacks or 0)
+    stacked = _collections(xp, body_graph, stacks or 0)
     guard = config.get_loop_iteration_limit()
     i = 0
     while limit is None or i < limit:
@@ -344,7 +345,7 @@ def _while_kernel(*args, n_vars, cond_graph, body_graph, cond_map, body_map,
     if stacks is None:
         return values
     _remember_sizes(body_graph, stacked)
-    return values + [np.asarray(i, np.int32)] + [
+    return values + [xp.asarray(i, dtype=xp.int32)] + [
         part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in stack.pack(t)]
 
 
@@ -357,7 +358,7 @@ def _while_infer(inputs, n_vars, cond_graph, body_graph, stacks=None, **_):
     return specs
 
 
-_WHILE = registry.register("while", _while_kernel, _while_infer, multi=True)
+_WHILE = registry.register("while", _while_kernel, _while_infer, multi=True, container=True)
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None,
@@ -707,15 +708,23 @@ class _Collection:
     raveled into one buffer, so the collection is held once, not as a list of arrays and
     then their concatenation. The buffer starts at the size the loop's last run needed
     (`hint`) and grows by a quarter when that is too little (numpy's realloc may copy it);
-    `pack(t)` trims it and gives (values, index rows [offset, *shape])."""
+    `pack(t)` trims it and gives (values, index rows [offset, *shape]). Arrays of another
+    device are kept as a list and joined there by `pack` (`xp`, the loop's namespace)."""
 
-    __slots__ = ("buffer", "size", "rows", "arrays", "hint")
+    __slots__ = ("buffer", "size", "rows", "arrays", "hint", "xp")
 
-    def __init__(self, hint=0):
-        self.buffer, self.size, self.rows, self.hint = None, 0, [], hint
+    def __init__(self, xp, hint=0):
+        self.buffer, self.size, self.rows, self.hint, self.xp = None, 0, [], hint, xp
         self.arrays = None            # values of other kinds (strings): joined at the end
 
     def append(self, value):
+        if self.xp is not np:
+            self.rows.append((self.size,) + tuple(value.shape))
+            if self.arrays is None:
+                self.arrays = []
+            self.arrays.append(self.xp.reshape(value, (-1,)))
+            self.size += math.prod(value.shape)
+            return
         value = np.asarray(value)
         self.rows.append((self.size,) + value.shape)
         if self.arrays is None and value.dtype.kind in "biufc" and (
@@ -735,28 +744,37 @@ class _Collection:
         self.size += value.size
 
     def pack(self, t):
-        rank = t.shape.rank or 0
+        xp, rank = self.xp, t.shape.rank or 0
         if not self.rows:
-            return np.zeros(0, t.dtype.np), np.zeros((0, rank + 1), np.int64)
+            return (xp.zeros((0,), dtype=t.dtype.of(xp)),
+                    xp.zeros((0, rank + 1), dtype=xp.int64))
         index = np.array(self.rows, np.int64).reshape(len(self.rows), -1)
+        if xp is not np:
+            return xp.concat(self.arrays), xp.asarray(index, copy=True)
         if self.arrays is not None:
             return np.concatenate(self.arrays), index
         self.buffer.resize(self.size, refcheck=False)
         return self.buffer, index
 
 
-def _collections(body_graph, count):
+def _collections(xp, body_graph, count):
     """Empty collections for a run of the loop with body `body_graph`, sized as the last
     run's were (kept with the graph's compiled forms, dropped when it changes)."""
     hints = body_graph._plans.get("collection sizes") or ()
-    return [_Collection(hints[k] if k < len(hints) else 0) for k in range(count)]
+    return [_Collection(xp, hints[k] if k < len(hints) else 0) for k in range(count)]
 
 
 def _remember_sizes(body_graph, collections):
     body_graph._plans["collection sizes"] = [c.size for c in collections]
 
 
-def _stack_get_kernel(values, index, i, shape):
+def _stack_get_kernel(xp, values, index, i, shape):
+    row = index[int(i), ...]
+    start, *dims = (int(row[k]) for k in range(row.shape[0]))
+    return xp.reshape(values[start:start + math.prod(dims)], tuple(dims))
+
+
+def _numpy_stack_get(values, index, i, shape):
     start, *dims = index[int(i)].tolist()
     return values[start:start + math.prod(dims)].reshape(dims)
 
@@ -765,11 +783,11 @@ def _stack_get_infer(inputs, shape):
     return [(TensorShape(shape), inputs[0].dtype)]
 
 
-def _stack_put_kernel(values, index, i, grad):
+def _stack_put_kernel(xp, values, index, i, grad):
     """Zeros shaped like the packed `values`, with `grad` as iteration i's value."""
-    out = np.zeros_like(values)
-    start = index[int(i)][0]
-    out[start:start + grad.size] = grad.ravel()
+    out = xp.zeros_like(values)
+    start = int(index[int(i), 0])
+    out[start:start + math.prod(grad.shape)] = xp.reshape(grad, (-1,))
     return out
 
 
@@ -803,7 +821,8 @@ def _stack_get_lower(op, src):
 
 
 _STACK_GET = registry.register("stack_get", _stack_get_kernel, _stack_get_infer,
-                               grad=_stack_get_grad, lower=_stack_get_lower)
+                               grad=_stack_get_grad, numpy=_numpy_stack_get,
+                               lower=_stack_get_lower)
 
 
 def stack_get(values, index, i, like):

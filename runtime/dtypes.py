@@ -80,6 +80,10 @@ class DType:
             return int(np.iinfo(self._np).max)
         return True
 
+    def of(self, xp):
+        """This dtype in the array namespace `xp` (numpy's, CuPy's, array_api_strict's)."""
+        return getattr(xp, self.name)
+
     @property
     def short_name(self):
         """Compact name used in the text form of graphs: f32, i32, bool."""

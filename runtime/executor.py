@@ -20,6 +20,7 @@ import numpy as np
 
 from . import config
 from . import context
+from . import devices
 from .errors import OpError, with_location, wrap_kernel_error
 
 __all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error",
@@ -28,8 +29,10 @@ __all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_f
 _plan_lock = threading.Lock()
 
 
-class Step(collections.namedtuple("Step", "op kernel ins outs attrs multi frees")):
-    """One op of a plan: its input and output slots, and the slots freed after it runs."""
+class Step(collections.namedtuple("Step", "op kernel ins outs attrs multi frees host")):
+    """One op of a plan: its input and output slots, the slots freed after it runs, and
+    whether it runs on the host (its kernel is numpy's: rank-0 results may be numpy
+    scalars, made arrays; a device's results are its arrays)."""
 
     __slots__ = ()
 
@@ -60,7 +63,9 @@ class Plan:
                 last_use[s] = i
             # An output that is also fed keeps its fed value: the op's result is discarded.
             outs = [slot(t) if id(t) not in fed else _discard_slot(slots) for t in op.outputs]
-            steps.append(Step(op, op.opdef.kernel, ins, outs, op.attrs, op.opdef.multi, []))
+            device = devices.resolve(op.device)
+            steps.append(Step(op, op.opdef.kernel_for(device), ins, outs, op.attrs,
+                              op.opdef.multi, [], device.is_host))
         self.fetch_slots = [slot(t) for t in fetches]
         keep = set(self.fetch_slots)
         for s, i in last_use.items():
@@ -84,14 +89,15 @@ class Plan:
         context.push(None)
         try:
             for step in self.steps:
-                op, kernel, ins, outs, attrs, multi, frees = step
+                op, kernel, ins, outs, attrs, multi, frees, host = step
                 result = kernel(*[values[s] for s in ins], **attrs)
                 if outs:
                     if multi:
                         for s, r in zip(outs, result):
-                            values[s] = r if type(r) is np.ndarray else np.asarray(r)
+                            values[s] = r if type(r) is np.ndarray or not host else \
+                                np.asarray(r)
                     else:
-                        values[outs[0]] = (result if type(result) is np.ndarray
+                        values[outs[0]] = (result if type(result) is np.ndarray or not host
                                            else np.asarray(result))
                 for s in frees:
                     values[s] = None
@@ -155,22 +161,35 @@ def function_runner(graph):
     version = config._state["version"]
     jit = getattr(graph, "jit_compile", False)
     if _first_run_interpreted(graph, version, jit):
-        return plan_for(graph).run
-    run = _runner(optimized_graph(graph), jit)
+        run = plan_for(graph).run
+        return _placing_feeds(run, list(graph.inputs) + [t for _, t in graph.captures]) \
+            if devices.placing else run
+    target = optimized_graph(graph)
+    run = _runner(target, jit)
+    if devices.placing:
+        run = _placing_feeds(run, list(target.inputs) + [t for _, t in target.captures])
     graph._plans[version] = run
     return run
 
 
+def _placing_feeds(run, placeholders):
+    """`run`, given each fed value on the device of the placeholder it feeds."""
+    puts = [devices.resolve(t.op.device).put for t in placeholders]
+    return lambda values: run([put(v) for put, v in zip(puts, values)])
+
+
 def _first_run_interpreted(graph, version, jit):
     """Is this the first run of `graph` under these settings, to run step by step as
-    traced (rt.config.set_lazy_compile): the fast executor's, of a small loop-free graph?"""
+    traced (rt.config.set_lazy_compile): the fast executor's, of a small loop-free graph
+    whose ops all run on cpu:0 (one that needs placing runs as the placement pass says)?"""
     if not config._state["lazy_compile"] or jit or config.get_executor() != "fast":
         return False
     key = ("interpreted", version)
     if key in graph._plans:
         return False
     graph._plans[key] = True
-    return _small_and_loop_free(graph)
+    from .passes import placement
+    return _small_and_loop_free(graph) and not placement.needed(graph)
 
 
 def _small_and_loop_free(graph):
@@ -192,8 +211,10 @@ def _small_and_loop_free(graph):
 
 def optimized_graph(graph):
     """`graph` as the passes rewrite it under the current settings (kept per setting);
-    `graph` itself when it is already optimized or optimizations are off."""
-    if graph.optimized or not config.get_optimizations():
+    `graph` itself when it is already optimized, or optimizations are off and every op
+    runs on cpu:0 (else only the placement pass runs)."""
+    from .passes import placement
+    if graph.optimized or not (config.get_optimizations() or placement.needed(graph)):
         return graph
     from . import passes
     key = ("optimized", config._state["version"])
@@ -220,9 +241,12 @@ def _runner(graph, jit_compile=False):
 
 def runner_for(graph, fetches, feeds, targets):
     """A function of the feed values returning the fetches' values (TF1 sessions)."""
-    if config.get_executor() == "plain" and not config.get_optimizations():
-        return Plan(graph, fetches, feeds, targets).run
     from . import passes
+    from .passes import placement
+    if config.get_executor() == "plain" and not (config.get_optimizations()
+                                                 or placement.needed(graph)):
+        return Plan(graph, fetches, feeds, targets).run
     from .graph import clone_graph
     program = clone_graph(graph, graph.outer_graph, feeds, fetches, targets)
-    return _runner(passes.optimize_in_place(program))
+    run = _runner(passes.optimize_in_place(program))
+    return _placing_feeds(run, program.inputs) if devices.placing else run

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import config
 from . import context
+from . import devices
 from . import dtypes
 from . import nest
 from . import trace_warnings
@@ -83,7 +84,7 @@ class TensorSpec:
 
 # -- the call operation ------------------------------------------------------------------
 
-def _call_kernel(*arrays, f):
+def _call_kernel(xp, *arrays, f):
     return run_graph(f, arrays)
 
 
@@ -91,7 +92,8 @@ def _call_infer(inputs, f):
     return [(t.shape, t.dtype) for t in f.outputs]      # hidden outputs too
 
 
-_CALL = registry.register("call", _call_kernel, _call_infer, multi=True)
+_CALL = registry.register("call", _call_kernel, _call_infer, multi=True, container=True,
+                          numpy=lambda *arrays, f: run_graph(f, arrays))
 
 
 def _placeholder(spec_shape, dtype, name):
@@ -159,7 +161,11 @@ class ConcreteFunction:
 
     def _call_eager(self, tensors):
         """What a `call` op does eagerly (outside graphs and tapes, so nothing records it),
-        without the op: the graph's runner called on the arrays, the results wrapped."""
+        without the op: the graph's runner called on the arrays, the results wrapped.
+        While devices are placing, the op itself runs (it places the call, logs it)."""
+        if devices.placing:
+            return self._structured(apply(_CALL, list(tensors) + self._capture_list(),
+                                          self._call_attrs, name=self.name))
         graph = self.graph
         run = graph._plans.get(config._state["version"]) or function_runner(graph)
         captures = self._capture_list() if graph.captures else ()
@@ -296,15 +302,29 @@ def _encode(x, tensors):
     return (t, x)
 
 
+def _key(args, kwargs, tensors):
+    """The trace cache key of a call: its arguments' (`_encode`), and the `rt.device`
+    scope it is made in (a function traced in one scope is traced again in another)."""
+    key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
+    device = context.device_name()
+    return key if device is None else key + (device,)
+
+
+def _signature_key():
+    """The trace cache key of a function with an input_signature: one trace per scope."""
+    device = context.device_name()
+    return "signature" if device is None else ("signature", device)
+
+
 def _direct_key(args):
-    """The dispatch cache's key of positional arguments: each one's dtype and shape, or
-    None unless all are eager tensors."""
-    key = ()
+    """The dispatch cache's key of positional arguments: the `rt.device` scope's name and
+    each one's dtype and shape, or None unless all are eager tensors."""
+    key = (context.device_name(),)
     for a in args:
         if type(a) is not EagerTensor:
             return None
         v = a._value
-        key += (v.dtype, v.shape)         # (an EagerTensor's DType is its array's dtype)
+        key += (a._dtype, v.shape)
     return key
 
 
@@ -381,6 +401,7 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
 def _trace_into_graph(python_function, args, kwargs, name, arg_names):
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
+    graph.device = context.device_name()         # results go where the function is called
     with graph.as_default():
         def to_placeholder(v, path):
             spec = _spec_of(v)
@@ -606,7 +627,7 @@ class Function:
         the cache, given eager tensors only, is remembered for the dispatch cache."""
         if self.input_signature is not None:
             tensors = self._apply_signature(args, kwargs)
-            concrete = self._cache.get("signature")
+            concrete = self._cache.get(_signature_key())
             if concrete is None:
                 return self._signature_concrete(), tensors
             self._remember_direct(args, kwargs, args, tensors, concrete)
@@ -614,7 +635,7 @@ class Function:
         given = args
         args, kwargs = self._canonicalize(args, kwargs)
         tensors = []
-        key = (_encode(args, tensors), _encode(kwargs, tensors) if kwargs else None)
+        key = _key(args, kwargs, tensors)
         self._calls = calls = self._calls + 1
         concrete = self._cache.get(key)
         if concrete is None:
@@ -647,7 +668,7 @@ class Function:
             concrete = self._cache.get(key)
             if concrete is not None:
                 return concrete, concrete
-            if self.reduce_retracing and key != "signature":
+            if self.reduce_retracing and key != _signature_key():
                 now, kept = self._general_trace(args, kwargs)
             else:
                 now, kept = self._trace(args, kwargs)
@@ -763,17 +784,18 @@ class Function:
                                 f"match the input_signature {want}")
             return self._signature_concrete(kept=True)
         args, kwargs = self._canonicalize(args, kwargs)
-        key = (_encode(args, []), _encode(kwargs, []) if kwargs else None)
+        key = _key(args, kwargs, [])
         return self._cache.get(key) or self._trace_with_key(key, args, kwargs)[1]
 
     def _signature_concrete(self, kept=False):
         """The one trace of a function with an input_signature (on a first trace that
         created variables: the first to run now, unless `kept`)."""
-        concrete = self._cache.get("signature")
+        key = _signature_key()
+        concrete = self._cache.get(key)
         if concrete is None:
             args = nest.pack_sequence_as(list(self._signature_structure),
                                          list(self.input_signature))
-            now, kept_trace = self._trace_with_key("signature", args, {})
+            now, kept_trace = self._trace_with_key(key, args, {})
             concrete = kept_trace if kept else now
         return concrete
 

@@ -4,7 +4,9 @@ A `Graph` holds operations in creation order (which is a topological order).
 Sub-graphs (function bodies, cond branches, loop bodies) name an `outer_graph`;
 a tensor of an enclosing graph used inside becomes a *capture*: a placeholder
 in the sub-graph, fed by an extra input of the operation that owns it.
-Every operation records the user's source frame that created it.
+Every operation records the user's source frame that created it, and the device
+name of the `rt.device` scope it was created in (None: the default device), which the
+placement pass resolves (`passes/placement.py`).
 """
 import collections
 import contextlib
@@ -13,6 +15,7 @@ import itertools
 import numpy as np
 
 from . import context
+from . import devices
 from . import traceback_utils
 from .tensor import EagerTensor, SymbolicTensor
 
@@ -26,10 +29,10 @@ class Operation:
     """One node of a graph: an op type applied to input tensors with attributes."""
 
     __slots__ = ("graph", "type", "name", "inputs", "attrs", "outputs", "control_inputs",
-                 "origin", "opdef", "notes", "original", "_effects", "_subgraphs",
+                 "origin", "opdef", "notes", "original", "device", "_effects", "_subgraphs",
                  "__weakref__")
 
-    def __init__(self, graph, opdef, name, inputs, attrs, control_inputs, origin):
+    def __init__(self, graph, opdef, name, inputs, attrs, control_inputs, origin, device=None):
         self.graph = graph
         self.opdef = opdef
         self.type = opdef.name
@@ -41,6 +44,7 @@ class Operation:
         self.outputs = ()
         self.notes = None             # annotations of passes (memory plan), shown in text
         self.original = None          # in a copy made for passes: the traced op it copies
+        self.device = device          # a device name ("strict:1"), or None: the default
         self._effects = None
         self._subgraphs = None        # (the attrs dict they were found in, [graphs])
 
@@ -118,6 +122,7 @@ class Graph:
         self._effects = None
         self._plans = {}              # executors' compiled forms, dropped on every change
         self.optimized = False        # made by the passes: run as it is
+        self.device = None            # a function's: the device its results are wanted on
 
     @property
     def visible_outputs(self):
@@ -158,7 +163,7 @@ class Graph:
                     control.append(dep)
         return self.insert_op(len(self.ops), opdef, inputs, attrs, output_specs, name,
                               origin if origin is not None else traceback_utils.user_frame(2),
-                              control)
+                              control, context.device_name())
 
     # -- editing (graph passes) -------------------------------------------------------
     # A pass rewrites a graph in one sweep over `ops` (a topological order): it renames
@@ -166,19 +171,21 @@ class Graph:
     # `make_op`, sets the new `ops` list once, then `finish_renaming` renames the graph's
     # outputs. Each edit below (insert_op, remove_ops, replace_uses) scans the whole
     # graph: fine once per pass, quadratic once per op.
-    def make_op(self, opdef, inputs, attrs, output_specs, name, origin, control_inputs=()):
+    def make_op(self, opdef, inputs, attrs, output_specs, name, origin, control_inputs=(),
+                device=None):
         """A new operation of this graph (named uniquely), not yet placed in `ops`."""
         op = Operation(self, opdef, self.unique_name(name or opdef.name), inputs, attrs,
-                       list(control_inputs), origin)
+                       list(control_inputs), origin, device)
         op.outputs = tuple(SymbolicTensor(op, i, shape, dtype)
                            for i, (shape, dtype) in enumerate(output_specs))
         self._ops_by_name[op.name] = op
         return op
 
     def insert_op(self, position, opdef, inputs, attrs, output_specs, name, origin,
-                  control_inputs=()):
+                  control_inputs=(), device=None):
         """Add an operation at `position` of `ops` (which must stay a topological order)."""
-        op = self.make_op(opdef, inputs, attrs, output_specs, name, origin, control_inputs)
+        op = self.make_op(opdef, inputs, attrs, output_specs, name, origin, control_inputs,
+                          device)
         self.ops.insert(position, op)
         self._changed()
         return op
@@ -294,7 +301,7 @@ class Graph:
             if found is not None:
                 return found
             from .ops import registry
-            op = self.create_op(registry.get("const"), [], {"value": tensor._value},
+            op = self.create_op(registry.get("const"), [], {"value": tensor._host()},
                                 [(tensor.shape, tensor.dtype)], origin=None)
             inner = op.outputs[0]
             self._keepalive.append(tensor)
@@ -380,6 +387,7 @@ def clone_graph(graph, outer_graph=None, feeds=None, fetches=None, targets=(), _
     new.seed = graph.seed
     new.n_visible = graph.n_visible if feeds is None else None
     new.optimized = True
+    new.device = graph.device
     # old tensor -> new tensor; a sub-graph's map reads its enclosing graphs' (captures)
     tensors = {} if _tensors is None else collections.ChainMap({}, _tensors)
     ops = {}                                            # old op -> new op
@@ -392,14 +400,14 @@ def clone_graph(graph, outer_graph=None, feeds=None, fetches=None, targets=(), _
             name = f"{t.op.name}_fed" if t.op in kept else t.op.name
             ph = new.insert_op(len(new.ops), _registry().get("placeholder"), [],
                                {"shape": t.shape.dims, "dtype": t.dtype},
-                               [(t.shape, t.dtype)], name, t.op.origin)
+                               [(t.shape, t.dtype)], name, t.op.origin, device=t.op.device)
             tensors[t] = ph.outputs[0]
             new.inputs.append(ph.outputs[0])
     for op in keep:
         attrs = {k: clone_graph(v, new, _tensors=tensors) if isinstance(v, Graph) else v
                  for k, v in op.attrs.items()}
         copy = Operation(new, op.opdef, op.name, [tensors[t] for t in op.inputs], attrs,
-                         [ops[c] for c in op.control_inputs if c in ops], op.origin)
+                         [ops[c] for c in op.control_inputs if c in ops], op.origin, op.device)
         copy.original = op.original or op
         copy.outputs = tuple(SymbolicTensor(copy, i, t.shape, t.dtype)
                              for i, t in enumerate(op.outputs))
@@ -476,6 +484,7 @@ def format_graph(graph, indent="", header=None):
         params = f"{params}; captures {caps}" if params else f"captures {caps}"
     lines = [f"{indent}{header or 'graph ' + graph.name}({params}) {{"]
     body = indent + "  "
+    default_device = devices.default().name
     hidden = {"placeholder", "capture"}
     for op in graph.ops:
         if op.type in hidden and (any(op is t.op for t in graph.inputs)
@@ -494,6 +503,8 @@ def format_graph(graph, indent="", header=None):
         call += "(" + ", ".join(args) + ")"
         if op.control_inputs:
             call += " after " + ", ".join(c.name for c in op.control_inputs)
+        if op.device is not None and op.device != default_device and op.type != "copy":
+            call += f" @{op.device}"
         if op.notes:
             call += f"  [{_notes_str(op.notes)}]"
         line = f"{body}{outs} = {call}" if outs else f"{body}{call}"

@@ -7,6 +7,7 @@ as in TensorFlow 1), feeding placeholders (or any tensor) from `feed_dict`.
 import numpy as np
 
 from . import context
+from . import devices
 from . import dtypes
 from . import nest
 from . import config
@@ -14,7 +15,7 @@ from .executor import runner_for
 from .graph import Operation
 from .ops import registry
 from .shapes import TensorShape
-from .tensor import SymbolicTensor
+from .tensor import EagerTensor, SymbolicTensor
 from .variables import Variable
 
 __all__ = ["placeholder", "Session"]
@@ -80,7 +81,7 @@ class Session:
             t = self._fetch_tensor(key)
             if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"Cannot feed {key!r}: feed_dict keys must be tensors")
-            arr = np.asarray(value._value if hasattr(value, "_value") else value)
+            arr = np.asarray(value._host() if isinstance(value, EagerTensor) else value)
             arr = registry.to_array(arr, t.dtype) if arr.dtype != t.dtype.np else arr
             if not TensorShape(arr.shape).is_subshape_of(t.shape):
                 raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor "
@@ -101,5 +102,6 @@ class Session:
 
 
 def _to_numpy(value):
+    value = devices.to_host(value)
     return value[()] if value.ndim == 0 else value
 

@@ -314,8 +314,8 @@ def _write_kernel(data, step, writer, tag, kind, buckets):
         writer.write_histogram(tag, data, int(step), buckets)
 
 
-_WRITE = registry.register("write_summary", _write_kernel, lambda inputs, **_: [],
-                           stateful=True)
+_WRITE = registry.register("write_summary", None, lambda inputs, **_: [], stateful=True,
+                           numpy=_write_kernel)      # a host op
 
 
 def _summary(what, name, data, step, kind, buckets=None):
@@ -333,7 +333,7 @@ def _summary(what, name, data, step, kind, buckets=None):
     if isinstance(data, SymbolicTensor) or isinstance(step, SymbolicTensor):
         return apply(_WRITE, [data, step], {"writer": writer, "tag": name, "kind": kind,
                                             "buckets": buckets})
-    _write_kernel(data._value, step._value, writer, name, kind, buckets)
+    _write_kernel(data._host(), step._host(), writer, name, kind, buckets)
     return None
 
 

@@ -1,4 +1,4 @@
-"""Tensors: eager ones wrap an ndarray, symbolic ones name an operation's output.
+"""Tensors: eager ones wrap an array of their device, symbolic ones name an op's output.
 
 Both share `Tensor`, whose Python operators (`+`, `@`, `t[...]`, comparisons)
 are installed by `runtime.ops.overloads`, so they dispatch through the one op
@@ -6,6 +6,7 @@ registry in either mode.
 """
 import numpy as np
 
+from . import devices
 from . import dtypes
 from .shapes import TensorShape
 
@@ -47,14 +48,26 @@ class Tensor:
 
 
 class EagerTensor(Tensor):
-    """A tensor with a concrete value (an ndarray) computed at once."""
+    """A tensor with a concrete value computed at once: a numpy array on cpu:0, an array of
+    its device's library elsewhere (`runtime.devices`)."""
 
     __slots__ = ("_value", "_dtype")
 
     def __init__(self, value, dtype=None):
-        # `value` must already be an ndarray of a supported dtype.
+        # `value` must already be an array of a supported dtype.
         self._value = value
-        self._dtype = dtype if dtype is not None else dtypes.as_dtype(value.dtype)
+        self._dtype = dtype if dtype is not None else (
+            dtypes.as_dtype(value.dtype) if type(value) is np.ndarray else devices.dtype_of(value))
+
+    def _host(self):
+        """The value as a numpy array (a copy when it lives on another device)."""
+        value = self._value
+        return value if type(value) is np.ndarray else devices.to_host(value)
+
+    @property
+    def device(self):
+        """The name of the device holding the value ("cpu:0", "gpu:0", "strict:1")."""
+        return devices.of(self._value).name
 
     @property
     def dtype(self):
@@ -82,17 +95,28 @@ class EagerTensor(Tensor):
         raise AttributeError("Tensor.op is meaningless when executing eagerly.")
 
     def numpy(self):
-        """The value as a new numpy array (a numpy scalar for 0-d tensors).
+        """The value as a new numpy array (a numpy scalar for 0-d tensors), copied to the
+        host from the tensor's device.
 
         A copy, as in TensorFlow: writing into it never changes this tensor (or the
         variable it was read from).
         """
         value = self._value
+        if type(value) is not np.ndarray:
+            value = devices.to_host(value)          # a new array already
+            return value[()] if value.ndim == 0 else value
         return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype=None, copy=None):
-        """For numpy functions: the value itself, read-only, unless a copy is asked for."""
+        """For numpy functions: the value itself, read-only, unless a copy is asked for
+        (a device's value: copied to the host)."""
         value = self._value
+        if type(value) is not np.ndarray:
+            value = devices.to_host(value)          # a new array, read-only all the same
+            if dtype is not None:
+                return value.astype(dtype)
+            value.flags.writeable = bool(copy)
+            return value
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return value.astype(dtype)
         if copy:
@@ -102,22 +126,25 @@ class EagerTensor(Tensor):
         return view
 
     def __bool__(self):
-        return bool(self._value)
+        value = self._value
+        return bool(value if type(value) is np.ndarray else devices.to_host(value))
 
     def __int__(self):
-        return int(self._value)
+        value = self._value
+        return int(value if type(value) is np.ndarray else devices.to_host(value))
 
     def __float__(self):
-        return float(self._value)
+        value = self._value
+        return float(value if type(value) is np.ndarray else devices.to_host(value))
 
     def __complex__(self):
-        return complex(self._value)
+        return complex(self._host())
 
     def __index__(self):
         if not (self._dtype.is_integer or self._dtype.is_bool) or self._value.ndim:
             raise TypeError(f"Only scalar integer tensors can be used as an index, "
                             f"got dtype {self._dtype.name} shape {self.shape}")
-        return int(self._value)
+        return int(self._host())
 
     def __len__(self):
         if self._value.ndim == 0:
@@ -130,19 +157,21 @@ class EagerTensor(Tensor):
         from .ops import registry
         if registry.tape_hooks:       # a recording gradient tape must see rows as ops
             return (self[i] for i in range(self._value.shape[0]))
-        dtype = self._dtype
-        return (EagerTensor(np.asarray(row), dtype) for row in self._value)
+        dtype, value = self._dtype, self._value
+        if type(value) is not np.ndarray:             # rows stay on the device
+            return (EagerTensor(value[i, ...], dtype) for i in range(value.shape[0]))
+        return (EagerTensor(np.asarray(row), dtype) for row in value)
 
     def __str__(self):
-        return str(self._value)
+        return str(self._host())
 
     def __repr__(self):
         return (f"<rt.Tensor: shape={self.shape}, dtype={self._dtype.name}, "
-                f"numpy={numpy_repr(self._value)}>")
+                f"numpy={numpy_repr(self._host())}>")
 
     def __format__(self, spec):
         if self._value.ndim == 0:
-            return format(self._value[()], spec)
+            return format(self._host()[()], spec)
         return format(str(self), spec)
 
 
@@ -190,6 +219,11 @@ class SymbolicTensor(Tensor):
     def name(self):
         """`"op_name:output_index"`, unique in its graph."""
         return f"{self.op.name}:{self.index}"
+
+    @property
+    def device(self):
+        """The name of the device the op making this tensor is placed on."""
+        return devices.resolve(self.op.device).name
 
     def numpy(self):
         """Raises: a symbolic tensor has no value while tracing (use `rt.print`, or

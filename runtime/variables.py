@@ -1,6 +1,7 @@
 """Variables: mutable state shared by eager code and graphs.
 
-A variable owns an ndarray. Reading it in a graph adds a `read_variable` op and
+A variable owns an array on the device it was created on (the `rt.device` scope's;
+its reads and writes run there too). Reading it in a graph adds a `read_variable` op and
 writing adds an `assign*` op; both name the variable, so automatic control
 dependencies keep accesses to one variable in program order. A variable created
 while tracing a function is created eagerly ("lifted"), so a function can build
@@ -21,6 +22,7 @@ import threading
 import numpy as np
 
 from . import context
+from . import devices
 from . import dtypes
 from .errors import FailedPreconditionError
 from .ops import registry
@@ -45,7 +47,11 @@ def _check_value(var, value):
     return value
 
 
-def _read_kernel(var):
+def _read_kernel(xp, var):
+    return _value_of(var)
+
+
+def _value_of(var):
     value = var._value
     if value is None:
         raise FailedPreconditionError(
@@ -58,8 +64,15 @@ def _read_infer(inputs, var):
     return [(var._shape, var.dtype)]
 
 
-def _assign_kernel(value, var):
-    new = _check_value(var, np.array(value, dtype=var.dtype.np, copy=True))
+def _assign_kernel(xp, value, var):
+    return _stored(var, _check_value(var, xp.asarray(value, dtype=var.dtype.of(xp), copy=True)))
+
+
+def _numpy_assign(value, var):
+    return _stored(var, _check_value(var, np.array(value, dtype=var.dtype.np, copy=True)))
+
+
+def _stored(var, new):
     lock = var._lock            # so that an assign_add in another thread cannot undo it
     lock.acquire()
     try:
@@ -69,22 +82,33 @@ def _assign_kernel(value, var):
     return new
 
 
-def _update_kernel(update, verb, prep):
-    """The kernel of assign_add / assign_sub: a delta may broadcast, the shape stays."""
-    def kernel(delta, var):
-        delta = delta.astype(var.dtype.np, copy=False)
-        lock = var._lock        # read, update and write as one step (acquire and release
-        lock.acquire()          # cost half what a `with` statement does)
-        try:
-            old = _read_kernel(var)
-            new = update(old, delta)
-            if new.shape != old.shape:
-                raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} "
-                                 f"{prep} variable '{var.name}' of shape {var._shape}")
-            var._value = new
-        finally:
-            lock.release()
-        return new
+def _update_kernels(name, verb, prep):
+    """The (generic, numpy) kernels of assign_add / assign_sub (`name`: the standard's
+    function): a delta may broadcast, the shape stays."""
+    numpy_update = getattr(np, name)
+
+    def kernel(xp, delta, var):
+        delta = xp.astype(delta, var.dtype.of(xp), copy=False)
+        return _updated(var, getattr(xp, name), delta, verb, prep)
+
+    def numpy_kernel(delta, var):
+        return _updated(var, numpy_update, delta.astype(var.dtype.np, copy=False), verb, prep)
+    return kernel, numpy_kernel
+
+
+def _updated(var, update, delta, verb, prep):
+    lock = var._lock            # read, update and write as one step (acquire and release
+    lock.acquire()              # cost half what a `with` statement does)
+    try:
+        old = _value_of(var)
+        new = update(old, delta)
+        if new.shape != old.shape:
+            raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} "
+                             f"{prep} variable '{var.name}' of shape {var._shape}")
+        var._value = new
+    finally:
+        lock.release()
+    return new
     return kernel
 
 
@@ -112,17 +136,24 @@ def _assign_infer(inputs, var):
     return [(var._shape, var.dtype)]
 
 
-_READ = registry.register("read_variable", _read_kernel, _read_infer, effect="read")
+_READ = registry.register("read_variable", _read_kernel, _read_infer, effect="read",
+                          numpy=_value_of)
 # A read's gradient goes to its variable (the backward pass handles read_variable);
 # nothing flows through an assignment.
 _ASSIGN = registry.register("assign", _assign_kernel, _assign_infer, stateful=True,
-                            effect="write", grad=no_gradient, retains_inputs=False)
-_ASSIGN_ADD = registry.register("assign_add", _update_kernel(np.add, "add", "to"),
-                                _update_infer("add", "to"), stateful=True, effect="write",
-                                grad=no_gradient, retains_inputs=False)
-_ASSIGN_SUB = registry.register("assign_sub", _update_kernel(np.subtract, "subtract", "from"),
-                                _update_infer("subtract", "from"), stateful=True, effect="write",
-                                grad=no_gradient, retains_inputs=False)
+                            effect="write", grad=no_gradient, retains_inputs=False,
+                            numpy=_numpy_assign)
+
+
+def _register_update(op, name, verb, prep):
+    kernel, numpy_kernel = _update_kernels(name, verb, prep)
+    return registry.register(op, kernel, _update_infer(verb, prep), stateful=True,
+                             effect="write", grad=no_gradient, retains_inputs=False,
+                             numpy=numpy_kernel)
+
+
+_ASSIGN_ADD = _register_update("assign_add", "add", "add", "to")
+_ASSIGN_SUB = _register_update("assign_sub", "subtract", "subtract", "from")
 
 
 def _in_function_graph(graph):
@@ -187,16 +218,16 @@ def _lift_initial_value(t, name):
     Possible when it does not depend on the traced function's inputs: a variable
     created while tracing is created once, eagerly.
     """
-    from .executor import Plan
-    plan = Plan(t.op.graph, [t], [])
-    for op in plan.ops:
+    from .executor import runner_for
+    graph = t.op.graph
+    for op in graph.needed_ops([t]):
         if op.type in ("placeholder", "capture"):
             raise ValueError(
                 f"The initial value of variable '{name}' ({t.name}) depends on the input "
                 f"{op.name} of the function being traced. A variable created while tracing "
                 f"is created once, eagerly: give it an initial value that does not depend on "
                 f"the function's inputs, or create it outside the function.")
-    return EagerTensor(plan.run([])[0])
+    return EagerTensor(runner_for(graph, [t], [], [])([])[0])      # (placed, if need be)
 
 
 class Variable:
@@ -240,7 +271,8 @@ class Variable:
                     from .ops.math_ops import cast
                     t = cast(t, dtype)
             self.dtype = t.dtype
-            self._value = np.array(t._value, copy=True)
+            self._device = devices.for_dtype(t.dtype)
+            self._value = self._device.put(np.array(t._host(), copy=True))
             self._shape = TensorShape(shape) if shape is not None else TensorShape(
                 self._value.shape)
             _check_value(self, self._value)
@@ -252,6 +284,7 @@ class Variable:
                 from .ops.math_ops import cast
                 t = cast(t, dtype)
             self.dtype = t.dtype
+            self._device = devices.for_dtype(t.dtype)
             self._value = None
             self._shape = TensorShape(shape) if shape is not None else t.shape
             self._graph = graph
@@ -285,6 +318,11 @@ class Variable:
         """The TF1-style graph that owns it, or None for a variable made eagerly."""
         return self._graph
 
+    @property
+    def device(self):
+        """The name of the device holding the value (where its reads and writes run)."""
+        return self._device.name
+
     def ref(self):
         """A hashable reference to this variable (variables hash by identity already)."""
         return self
@@ -314,8 +352,11 @@ class Variable:
         """The current value as a new numpy array (not while tracing: read_value there)."""
         self._check_not_tracing("numpy()")
         if self._value is None:
-            _read_kernel(self)
+            _value_of(self)
         value = self._value
+        if type(value) is not np.ndarray:
+            value = devices.to_host(value)              # a new array already
+            return value[()] if value.ndim == 0 else value
         return value[()] if value.ndim == 0 else value.copy()
 
     def _check_not_tracing(self, what):
@@ -329,7 +370,10 @@ class Variable:
 
     def __array__(self, dtype=None, copy=None):
         self._check_not_tracing("a numpy array")
-        value = _read_kernel(self)
+        value = _value_of(self)
+        if type(value) is not np.ndarray:
+            value = devices.to_host(value)
+            return value.astype(dtype) if dtype is not None else value
         return value.astype(dtype) if dtype is not None else value.copy()
 
     # -- writing -------------------------------------------------------------------
@@ -360,7 +404,7 @@ class Variable:
     def _eager(self):
         if not context.executing_eagerly():
             return self.read_value()
-        return EagerTensor(_read_kernel(self), self.dtype)
+        return EagerTensor(_value_of(self), self.dtype)
 
     def __bool__(self):
         return bool(self._eager())
@@ -395,7 +439,7 @@ def variable_repr(var, value):
     if value is None:
         return f"<rt.Variable '{var.name}' shape={var.shape} dtype={var.dtype.name}>"
     return (f"<rt.Variable '{var.name}' shape={var.shape} dtype={var.dtype.name}, "
-            f"numpy={numpy_repr(value)}>")
+            f"numpy={numpy_repr(devices.to_host(value))}>")
 
 
 def global_variables_initializer():

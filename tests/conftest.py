@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 # Tests that start a fresh Python process (saved graphs loaded elsewhere, the CLI, the loop
 # limit read from the environment) import this checkout, installed or not.
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,3 +22,13 @@ def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/*.golden from the current compiler output "
                           "(review the diff before committing)")
+
+
+@pytest.fixture
+def on_cpu():
+    """Run the test with cpu:0 as the default device, whatever `RT_DEVICE` says: for tests
+    of the numpy path's own machinery (the fast executor's numpy source, `out=` reuse and
+    the memory peaks it gives, kernels called directly with numpy arrays)."""
+    import runtime as rt
+    with rt.config.options(default_device="cpu:0"):
+        yield

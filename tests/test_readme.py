@@ -37,7 +37,7 @@ EXPECTED = {
 }
 # Snippets that need an optional extra (a marker in the code -> the module it needs).
 EXTRAS = {"rt.onnx.": "onnx", "onnxruntime": "onnxruntime", "compiled_regions": "numba",
-          "rt.distribute.": "distributed"}
+          "rt.distribute.": "distributed", '"strict:': "array_api_strict"}
 
 
 def test_the_readme_and_every_guide_page_have_snippets():

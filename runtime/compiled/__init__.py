@@ -44,7 +44,8 @@ __all__ = ["available", "Region", "report", "warn_unavailable"]
 
 _lock = threading.RLock()
 _regions = weakref.WeakSet()
-_not_lowered = {}                    # (graph name, op name) -> report entry
+_not_lowered = {}                    # (graph name, op name) -> report entry, oldest first
+_NOT_LOWERED_KEPT = 10000            # the most recent ones are kept
 _warned = []
 _HEADER = ("import numpy as np\nfrom numba import njit\n"
            "from runtime.compiled.helpers import *  # noqa: F401,F403\n\n")
@@ -256,10 +257,12 @@ def not_lowered(graph_name, op, reason):
     """Record that `op` runs in the fast executor, and why (rt.config's report)."""
     where = f" at {op.origin.short()}" if op.origin is not None else ""
     with _lock:
-        if len(_not_lowered) < 10000:
-            _not_lowered[(graph_name, op.name)] = {
-                "graph": graph_name, "region": None, "kind": "op",
-                "ops": f"{op.type} {op.name}{where}", "state": "not lowered", "reason": reason}
+        _not_lowered.pop((graph_name, op.name), None)
+        if len(_not_lowered) >= _NOT_LOWERED_KEPT:
+            del _not_lowered[next(iter(_not_lowered))]          # the oldest goes first
+        _not_lowered[(graph_name, op.name)] = {
+            "graph": graph_name, "region": None, "kind": "op",
+            "ops": f"{op.type} {op.name}{where}", "state": "not lowered", "reason": reason}
 
 
 def report():

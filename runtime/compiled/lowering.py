@@ -24,6 +24,7 @@ in the fast executor, which raises the op's own error naming the user's line.
 """
 import numpy as np
 
+from .. import devices
 from ..codegen_executor import _Compiler
 from ..passes import known_op, memory, subgraph_feeds
 
@@ -78,6 +79,8 @@ def why_not(op, cache=None):
 
 def _why_not(op, cache):
     kind = op.type
+    if not devices.resolve(op.device).is_host:
+        return f"placed on {op.device} (the compiled tier is CPU-only)"
     if kind in _STRUCTURE:
         if kind == "const" and op.attrs["value"].dtype not in _DTYPES:
             return f"a constant of dtype {op.attrs['value'].dtype}"

@@ -143,7 +143,7 @@ def bind(fn, item, who):
     fn = _function_of(fn, who)
     concrete = fn.get_concrete_function(*args)
     _, tensors = fn._lookup(args, {})
-    return shipped(concrete, who), [t._value for t in tensors]
+    return shipped(concrete, who), [t._host() for t in tensors]
 
 
 def _function_of(fn, who):

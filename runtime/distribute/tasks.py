@@ -129,6 +129,10 @@ def _outcomes(tasks, futures, live, progress):
             if future.status == "finished" and isinstance(result, worker.Missing):
                 missing.append((i, result.address))
                 continue
+            if future.status in ("pending", "lost"):    # its result died with a worker
+                live.add(future)                        # before it came: Dask reruns it
+                finished.add(future)
+                continue
             outcomes[i] = result if future.status == "finished" else _task_error(
                 future, i, tasks.label)
             if not isinstance(outcomes[i], list):

@@ -11,10 +11,15 @@ forward values the loop stacked, a branch's the values its cond exposed). The gr
 of an op owning sub-graphs (call, cond, while) also gives the gradients of the variables
 read inside them (`GradientList.variable_grads`).
 
+A gradient's ops run on the device of the op they differentiate (TensorFlow colocates
+them so), whichever `rt.device` scope asks for the gradient.
+
 Gradients are keyed by the forward tensors (their ids: every entry holds its tensors, so
 ids stay unique while a backward pass runs); only floating-point tensors get one, of
 their own dtype.
 """
+from .. import context
+from .. import devices
 from ..ops import math_ops
 
 __all__ = ["GradientList", "OpView", "backward", "differentiable"]
@@ -97,6 +102,16 @@ def _total(pending, t):
     return grads[0]
 
 
+def _colocated(grad_fn, forward, entry, grads):
+    """`grad_fn(entry, *grads)`, its ops placed on the forward op's device (as TensorFlow
+    colocates gradients with their ops), wherever the gradient is asked for."""
+    device = forward.device if devices.placing else None
+    if device is None:
+        return grad_fn(entry, *grads)
+    with context.device_scope(device):
+        return grad_fn(entry, *grads)
+
+
 def backward(entries, seeds):
     """Propagate `seeds` {id(forward tensor): [gradient]} back through `entries`.
 
@@ -118,7 +133,7 @@ def backward(entries, seeds):
         if grad_fn is None:
             where = forward.describe() if hasattr(forward, "describe") else repr(forward.type)
             raise LookupError(f"No gradient defined for {where}")
-        input_grads = grad_fn(entry, *grads)
+        input_grads = _colocated(grad_fn, forward, entry, grads)
         for t, g in zip(forward.inputs, input_grads):
             if g is not None and differentiable(t):
                 if g.dtype != t.dtype:          # an op promoted a mixed-precision input

@@ -144,8 +144,10 @@ def inline(graph, feeds, hidden=()):
             attrs = {k: clone_graph(v, target, _tensors=value)
                      if isinstance(v, Graph) and op.type != "call" else v
                      for k, v in op.attrs.items()}
-            outs = target.create_op(op.opdef, inputs, attrs, op.opdef.infer(inputs, **attrs),
-                                    name=op.name, origin=op.origin).outputs
+            copy = target.create_op(op.opdef, inputs, attrs, op.opdef.infer(inputs, **attrs),
+                                    name=op.name, origin=op.origin)
+            copy.device = op.device or copy.device      # where the function placed it
+            outs = copy.outputs
         for t, v in zip(op.outputs, outs):
             value[t] = v
     return [value[t] for t in graph.outputs]

@@ -53,6 +53,11 @@ class _Record:
     def type(self):
         return self.opdef.name
 
+    @property
+    def device(self):
+        """The device the op ran on (its gradient's ops run there too)."""
+        return self.outputs[0].device if self.outputs else None
+
 
 class _Active(threading.local):
     def __init__(self):

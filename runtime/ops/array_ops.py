@@ -5,9 +5,11 @@ constants) become attributes, so output shapes are static; a shape computed at
 run time becomes an input and the output dims are unknown.
 """
 import builtins
+import math
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes
 from ..shapes import TensorShape, broadcast
 from ..tensor import SymbolicTensor, Tensor
@@ -55,6 +57,11 @@ def _shape_arg(shape):
     return None, t
 
 
+def int_tuple(array):
+    """The ints of a 1-D integer array of any device (a shape or sizes given at run time)."""
+    return tuple(int(d) for d in np.ravel(devices.to_host(array)))
+
+
 def _dynamic_shape_infer(shape_tensor):
     """Static knowledge of a run-time shape tensor: its rank when its length is known, and
     the dims that are constants when it was stacked from scalars (`[n, 8]`: [None, 8])."""
@@ -84,8 +91,8 @@ def shape_tensor_infer(shape_tensor):
 
 # -- reshape / transpose / expand / squeeze ------------------------------------------------
 
-def _reshape_kernel(x, *dynamic, shape=None):
-    return np.reshape(x, dynamic[0] if dynamic else shape)
+def _reshape_kernel(xp, x, *dynamic, shape=None):
+    return xp.reshape(x, int_tuple(dynamic[0]) if dynamic else shape)
 
 
 def _reshape_infer(inputs, shape=None):
@@ -146,8 +153,8 @@ def reshape(tensor, shape, name=None):
     return apply(_RESHAPE, [x, dynamic], {}, name)
 
 
-def _transpose_kernel(x, perm):
-    return np.transpose(x, perm)
+def _transpose_kernel(xp, x, perm):
+    return xp.permute_dims(x, tuple(builtins.range(x.ndim))[::-1] if perm is None else perm)
 
 
 def _transpose_infer(inputs, perm):
@@ -198,8 +205,8 @@ def _perm_attr(perm, shape):
     return tuple(_rank_axis(as_int(p, "perm"), shape) for p in np.ravel(value))
 
 
-def _expand_dims_kernel(x, axis):
-    return np.expand_dims(x, axis)
+def _expand_dims_kernel(xp, x, axis):
+    return xp.expand_dims(x, axis=axis)
 
 
 def _expand_dims_infer(inputs, axis):
@@ -237,10 +244,10 @@ def _static_int(value, what):
     return as_int(np.asarray(known)[()] if np.ndim(known) == 0 else known, what)
 
 
-def _squeeze_kernel(x, axis):
+def _squeeze_kernel(xp, x, axis):
     if axis is None:
-        return np.squeeze(x)
-    return np.squeeze(x, axis=axis)
+        axis = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    return xp.squeeze(x, axis=axis)
 
 
 def _squeeze_infer(inputs, axis):
@@ -268,8 +275,8 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 
 # -- shape / size / rank ------------------------------------------------------------------
 
-def _shape_kernel(x, out_type):
-    return np.array(x.shape, dtype=out_type.np)
+def _shape_kernel(xp, x, out_type):
+    return xp.asarray(x.shape, dtype=out_type.of(xp))
 
 
 def _shape_infer(inputs, out_type):
@@ -277,12 +284,12 @@ def _shape_infer(inputs, out_type):
     return [(TensorShape([rank]), out_type)]
 
 
-def _size_kernel(x, out_type):
-    return np.array(x.size, dtype=out_type.np)
+def _size_kernel(xp, x, out_type):
+    return xp.asarray(math.prod(x.shape), dtype=out_type.of(xp))
 
 
-def _rank_kernel(x):
-    return np.array(x.ndim, dtype=np.int32)
+def _rank_kernel(xp, x):
+    return xp.asarray(x.ndim, dtype=xp.int32)
 
 
 def _scalar_infer(dtype):
@@ -324,8 +331,8 @@ def rank(input, name=None):  # noqa: A002
 
 # -- concat / stack / unstack / split / tile ---------------------------------------------
 
-def _concat_kernel(*xs, axis):
-    return np.concatenate(without_empty_mismatch(xs, axis), axis=axis)
+def _concat_kernel(xp, *xs, axis):
+    return xp.concat(list(without_empty_mismatch(xs, axis)), axis=axis)
 
 
 def without_empty_mismatch(xs, axis):
@@ -416,8 +423,8 @@ def concat(values, axis, name=None):
     return apply(_CONCAT, tensors, {"axis": axis}, name)
 
 
-def _stack_kernel(*xs, axis):
-    return np.stack(xs, axis=axis)
+def _stack_kernel(xp, *xs, axis):
+    return xp.stack(list(xs), axis=axis)
 
 
 def _stack_infer(inputs, axis):
@@ -463,11 +470,21 @@ def stack(values, axis=0, name=None):
     return apply(_STACK, tensors, {"axis": axis}, name)
 
 
-def _unstack_kernel(x, num, axis):
+def _unstack_kernel(xp, x, num, axis):
+    _check_unstack(x, num, axis)
+    lead = (slice(None),) * axis
+    return [x[lead + (i, ...)] for i in builtins.range(num)]
+
+
+def _numpy_unstack(x, num, axis):
+    _check_unstack(x, num, axis)
+    return [np.take(x, i, axis=axis) for i in builtins.range(num)]
+
+
+def _check_unstack(x, num, axis):
     if x.shape[axis] != num:      # known only at run time when traced with an unknown dim
         raise ValueError(f"expected {num} values along dimension {axis}, got shape "
                          f"{TensorShape(x.shape)}")
-    return [np.take(x, i, axis=axis) for i in builtins.range(num)]
 
 
 def _unstack_infer(inputs, num, axis):
@@ -482,7 +499,7 @@ def _unstack_grad(op, *grads):
 
 
 _UNSTACK = registry.register("unstack", _unstack_kernel, _unstack_infer, multi=True,
-                             grad=_unstack_grad)
+                             grad=_unstack_grad, numpy=_numpy_unstack)
 
 
 def unstack(value, num=None, axis=0, name=None):
@@ -505,9 +522,13 @@ def _unstack_attrs(num, axis, shape):
     return num, axis
 
 
-def _split_kernel(x, sizes, axis):
+def _split_kernel(xp, x, sizes, axis):
     _check_split(sizes, axis, TensorShape(x.shape))
-    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+    lead, parts, start = (slice(None),) * axis, [], 0
+    for size in sizes:
+        parts.append(x[lead + (slice(start, start + size), ...)])
+        start += size
+    return parts
 
 
 def _check_split(sizes, axis, shape):
@@ -570,9 +591,9 @@ def _split_attrs(num_or_size_splits, axis, shape):
     return tuple(sizes), axis
 
 
-def _tile_kernel(x, multiples):
+def _tile_kernel(xp, x, multiples):
     _check_multiples(multiples, TensorShape(x.shape))
-    return np.tile(x, multiples)
+    return xp.tile(x, multiples)
 
 
 def _check_multiples(multiples, shape):
@@ -614,7 +635,36 @@ def tile(input, multiples, name=None):  # noqa: A002
 
 # -- gather / one_hot / where ------------------------------------------------------------
 
-def _gather_kernel(params, indices, axis, batch_dims=0):
+def _take(xp, params, indices, axis, batch_dims=0):
+    """`_batched_take` in the array API standard, where `take` takes a 1-D index: the
+    batch dimensions are folded into the gathered one ([B, A, G, R] -> [(B G), A, R])
+    and each batch's indices offset into its block."""
+    b = batch_dims
+    batch, indices_shape = params.shape[:b], indices.shape[b:]
+    moved = xp.moveaxis(params, axis, b)                    # [B, G, A, R]
+    g, rest = moved.shape[b], moved.shape[b + 1:]
+    n_batch = math.prod(batch)
+    given = xp.reshape(indices, (n_batch, math.prod(indices_shape)))
+    index = xp.where(given < 0, given + g, given)           # numpy's take: from the end too
+    outside = (index < 0) | (index >= g)
+    if bool(xp.any(outside)):
+        bad = int(given[outside][0])
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {g}")
+    offsets = xp.reshape(xp.arange(n_batch, dtype=index.dtype) * g, (n_batch, 1))
+    taken = xp.take(xp.reshape(moved, (n_batch * g,) + rest),
+                    xp.reshape(index + offsets, (-1,)), axis=0)
+    taken = xp.reshape(taken, batch + indices_shape + rest)     # [B, I, A, R]
+    n_index, n_between = len(indices_shape), axis - b
+    order = (list(range(b)) + list(range(b + n_index, b + n_index + n_between))
+             + list(range(b, b + n_index)) + list(range(b + n_index + n_between, taken.ndim)))
+    return xp.permute_dims(taken, tuple(order))
+
+
+def _gather_kernel(xp, params, indices, axis, batch_dims=0):
+    return _take(xp, params, indices, axis, batch_dims)
+
+
+def _numpy_gather(params, indices, axis, batch_dims=0):
     return _batched_take(params, indices, axis, batch_dims)
 
 
@@ -661,7 +711,56 @@ def _positions(shape):
     return np.arange(int(np.prod(shape))).reshape(tuple(int(d) for d in shape))
 
 
-def _gather_grad_kernel(shape, grad, indices, axis, batch_dims=0):
+_COMPARISONS = 1 << 22          # elements of one chunk's position comparison
+
+
+def _standard_scatter_add(xp, shape, positions, values):
+    """`_scatter_add` in the array API standard (which has no scatter): each output
+    element sums the values whose position is its own, found by comparing the positions
+    with a chunk of output positions at a time."""
+    positions, values = xp.reshape(positions, (-1,)), xp.reshape(values, (-1,))
+    size, n = math.prod(shape), positions.shape[0]
+    chunk = builtins.max(1, _COMPARISONS // builtins.max(n, 1))
+    zeros = xp.zeros_like(values)
+    parts = []
+    for start in builtins.range(0, size, chunk):
+        targets = xp.arange(start, builtins.min(size, start + chunk), dtype=positions.dtype)
+        hit = xp.expand_dims(targets, axis=1) == xp.expand_dims(positions, axis=0)
+        parts.append(xp.sum(xp.where(hit, values, zeros), axis=1, dtype=values.dtype))
+    flat = xp.concat(parts) if parts else xp.zeros((0,), dtype=values.dtype)
+    return xp.reshape(flat, shape)
+
+
+def _cupy_scatter_add(xp, shape, positions, values):
+    """`_scatter_add` on a GPU: cupyx.scatter_add's atomic additions."""
+    import cupyx
+    flat = xp.zeros(math.prod(shape), dtype=values.dtype)
+    cupyx.scatter_add(flat, xp.reshape(positions, (-1,)), xp.reshape(values, (-1,)))
+    return xp.reshape(flat, shape)
+
+
+def _standard_positions(xp, shape):
+    return xp.reshape(xp.arange(math.prod(shape), dtype=xp.int64), shape)
+
+
+def _on_cupy(generic):
+    """A CuPy override: the generic kernel given array-api-compat's CuPy namespace."""
+    def kernel(*arrays, **attrs):
+        from array_api_compat import cupy as xp
+        return generic(xp, *arrays, **attrs)
+    return kernel
+
+
+def _gather_grad_kernel(scatter):
+    """gather's gradient kernel, adding the gradient up with `scatter`."""
+    def kernel(xp, shape, grad, indices, axis, batch_dims=0):
+        shape = int_tuple(shape)
+        positions = _take(xp, _standard_positions(xp, shape), indices, axis, batch_dims)
+        return scatter(xp, shape, positions, grad)
+    return kernel
+
+
+def _numpy_gather_grad(shape, grad, indices, axis, batch_dims=0):
     return _scatter_add(shape, _batched_take(_positions(shape), indices, axis, batch_dims),
                         grad)
 
@@ -676,8 +775,10 @@ def _gather_grad_grad(op, grad):
                          op.attrs.get("batch_dims", 0)), None]
 
 
-_GATHER_GRAD = registry.register("gather_grad", _gather_grad_kernel, _scatter_infer,
-                                 grad=_gather_grad_grad, fresh=True)
+_GATHER_GRAD = registry.register("gather_grad", _gather_grad_kernel(_standard_scatter_add),
+                                 _scatter_infer, grad=_gather_grad_grad, fresh=True,
+                                 numpy=_numpy_gather_grad,
+                                 cupy=_on_cupy(_gather_grad_kernel(_cupy_scatter_add)))
 
 
 def _gather_grad(op, grad):
@@ -685,7 +786,8 @@ def _gather_grad(op, grad):
     return [apply(_GATHER_GRAD, [shape(params), grad, indices], dict(op.attrs)), None]
 
 
-_GATHER = registry.register("gather", _gather_kernel, _gather_infer, grad=_gather_grad, fresh=True)
+_GATHER = registry.register("gather", _gather_kernel, _gather_infer, grad=_gather_grad, fresh=True,
+                           numpy=_numpy_gather)
 
 
 def gather(params, indices, axis=None, batch_dims=0, name=None):
@@ -719,11 +821,23 @@ def _batch_dims(batch_dims, indices_shape):
     return batch_dims
 
 
-def _one_hot_kernel(indices, depth, on_value, off_value, axis, dtype):
-    hot = np.expand_dims(indices, -1) == np.arange(depth)
+def _one_hot_kernel(xp, indices, depth, on_value, off_value, axis, dtype):
+    hot = xp.expand_dims(indices, axis=-1) == xp.arange(depth, dtype=indices.dtype)
     if axis != -1:
-        hot = np.moveaxis(hot, -1, axis)
-    return np.where(hot, on_value, off_value).astype(dtype.np)
+        hot = xp.moveaxis(hot, -1, axis)
+    native = dtype.of(xp)
+    return xp.where(hot, xp.asarray(python_value(on_value, dtype), dtype=native),
+                    xp.asarray(python_value(off_value, dtype), dtype=native))
+
+
+def python_value(value, dtype):
+    """`value` as the Python number of `dtype`'s kind (what the standard's creation
+    functions take for a value of that dtype)."""
+    if dtype.is_bool:
+        return bool(value)
+    if dtype.is_integer:
+        return int(value)
+    return complex(value) if dtype.is_complex else float(value)
 
 
 def _one_hot_infer(inputs, depth, on_value, off_value, axis, dtype):
@@ -768,8 +882,8 @@ def static_scalar(value, what):
     return v.item()
 
 
-def _where_kernel(cond, x, y):
-    return np.where(cond, x, y)
+def _where_kernel(xp, cond, x, y):
+    return xp.where(cond, x, y)
 
 
 def _where_infer(inputs):
@@ -792,7 +906,13 @@ _WHERE = registry.register("where", _where_kernel, _where_infer, grad=_where_gra
                            elementwise=True, fresh=True, lower="{1} if {0} else {2}")
 
 
-def _argwhere_kernel(cond):
+def _argwhere_kernel(xp, cond):
+    if cond.ndim == 0:
+        return xp.zeros((int(bool(cond)), 0), dtype=xp.int64)
+    return xp.stack([xp.astype(i, xp.int64) for i in xp.nonzero(cond)], axis=1)
+
+
+def _numpy_argwhere(cond):
     return np.argwhere(cond).astype(np.int64)
 
 
@@ -801,7 +921,8 @@ def _argwhere_infer(inputs):
     return [(TensorShape([None, rank]), dtypes.int64)]
 
 
-_ARGWHERE = registry.register("argwhere", _argwhere_kernel, _argwhere_infer, fresh=True)
+_ARGWHERE = registry.register("argwhere", _argwhere_kernel, _argwhere_infer, fresh=True,
+                              numpy=_numpy_argwhere)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -817,8 +938,9 @@ def where(condition, x=None, y=None, name=None):
 
 # -- constructors --------------------------------------------------------------------------
 
-def _fill_kernel(*dynamic, shape=None, value, dtype):
-    return np.full(dynamic[0] if dynamic else shape, value, dtype=dtype.np)
+def _fill_kernel(xp, *dynamic, shape=None, value, dtype):
+    return xp.full(int_tuple(dynamic[0]) if dynamic else shape, python_value(value, dtype),
+                   dtype=dtype.of(xp))
 
 
 def _fill_infer(inputs, shape=None, value=None, dtype=None):
@@ -866,8 +988,9 @@ def fill(dims, value, name=None):
     return _filled(dims, value, dtype, name)
 
 
-def _broadcast_to_kernel(x, *dynamic, shape=None):
-    return np.broadcast_to(x, dynamic[0] if dynamic else shape).copy()
+def _broadcast_to_kernel(xp, x, *dynamic, shape=None):
+    return xp.asarray(xp.broadcast_to(x, int_tuple(dynamic[0]) if dynamic else shape),
+                      copy=True)
 
 
 def _broadcast_to_infer(inputs, shape=None):
@@ -908,8 +1031,8 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
     return _filled_like(input, 1, dtype, name)
 
 
-def _like_kernel(x, value, dtype):
-    return np.full(x.shape, value, dtype=dtype.np)
+def _like_kernel(xp, x, value, dtype):
+    return xp.full(x.shape, python_value(value, dtype), dtype=dtype.of(xp))
 
 
 def _like_infer(inputs, value, dtype):
@@ -927,7 +1050,15 @@ def _filled_like(input, value, dtype, name):  # noqa: A002
     return apply(_FILL_LIKE, [x], {"value": value, "dtype": dtype}, name)
 
 
-def _range_kernel(start, limit, delta, dtype):
+def _range_kernel(xp, start, limit, delta, dtype):
+    start, limit, delta = (float(v) if xp.isdtype(v.dtype, "real floating") else int(v)
+                           for v in (start, limit, delta))
+    if delta == 0:
+        raise ValueError("range: delta must not be zero")
+    return xp.arange(start, limit, delta, dtype=dtype.of(xp))
+
+
+def _numpy_range(start, limit, delta, dtype):
     if delta == 0:
         raise ValueError("range: delta must not be zero")
     return np.arange(start, limit, delta, dtype=dtype.np)
@@ -946,7 +1077,8 @@ def _range_length(start, limit, delta):
         return builtins.max(0, int(np.ceil((limit - start) / delta)))
 
 
-_RANGE = registry.register("range", _range_kernel, _range_infer, grad=no_gradient, fresh=True)
+_RANGE = registry.register("range", _range_kernel, _range_infer, grad=no_gradient, fresh=True,
+                           numpy=_numpy_range)
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
@@ -962,7 +1094,7 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001
 
 # -- identity ----------------------------------------------------------------------------
 
-def _identity_kernel(x):
+def _identity_kernel(xp, x):
     return x
 
 
@@ -999,6 +1131,20 @@ def stop_gradient(input, name=None):  # noqa: A002
     return apply(_STOP_GRADIENT, [convert_to_tensor(input)], {}, name)
 
 
+# -- copy: a value moved to another device (made by the placement pass) -------------------
+
+def _copy_kernel(xp, x, to):
+    return devices.get(to).put(x)
+
+
+def _host_copy_kernel(x, to):
+    return devices.to_host(x)
+
+
+COPY = registry.register("copy", _copy_kernel, _same_infer, grad=_identity_grad,
+                         numpy=_host_copy_kernel)
+
+
 # -- indexing: t[...] --------------------------------------------------------------------
 
 def _index_from_spec(spec, dynamic):
@@ -1010,7 +1156,7 @@ def _index_from_spec(spec, dynamic):
         elif kind == "t":
             out.append(dynamic[item[1]])
         elif kind == "s":
-            out.append(slice(*(dynamic[v[1]].item() if isinstance(v, tuple) else v
+            out.append(slice(*(int(dynamic[v[1]]) if isinstance(v, tuple) else v
                                for v in item[1:])))
         elif kind == "n":
             out.append(None)
@@ -1019,7 +1165,57 @@ def _index_from_spec(spec, dynamic):
     return tuple(out)
 
 
-def _getitem_kernel(x, *dynamic, spec):
+def _getitem_kernel(xp, x, *dynamic, spec):
+    index = _basic_index(_index_from_spec(spec, dynamic), x.shape)
+    if index is not None:
+        return x[index]
+    positions = _host_positions(spec, dynamic, x.shape)
+    taken = xp.take(xp.reshape(x, (-1,)), xp.asarray(np.ravel(positions)), axis=0)
+    return xp.reshape(taken, positions.shape)
+
+
+def _host_positions(spec, dynamic, shape):
+    """The flat positions numpy's indexing of an array of `shape` selects (advanced
+    indexing, which the standard covers only in part, done on the host's positions)."""
+    index = _index_from_spec(spec, [devices.to_host(d) for d in dynamic])
+    return np.asarray(_positions(shape)[index])
+
+
+def _basic_index(index, shape):
+    """`index` in the standard's terms (ints, in-bounds slices, None, one ellipsis, which
+    it needs where numpy indexes the dims left out whole), or None when it holds an array."""
+    index = tuple(int(k) if _is_scalar_index(k) else k for k in index)
+    if any(not (k is None or k is Ellipsis or isinstance(k, (int, slice))) for k in index):
+        return None
+    consumed = sum(1 for k in index if isinstance(k, (int, slice)))
+    out, dim = [], 0
+    for k in index:
+        if k is Ellipsis:
+            dim += len(shape) - consumed
+        elif isinstance(k, slice):
+            k = _bounded(k, shape[dim])
+            dim += 1
+        elif k is not None:
+            dim += 1
+        out.append(k)
+    return tuple(out) if Ellipsis in out else tuple(out) + (Ellipsis,)
+
+
+def _is_scalar_index(k):
+    return hasattr(k, "shape") and not isinstance(k, slice) and len(k.shape) == 0 and \
+        devices.dtype_of(k).is_integer
+
+
+def _bounded(k, size):
+    """Slice `k` of a dimension of `size` with its bounds inside it (numpy clips them; the
+    standard leaves bounds outside unspecified)."""
+    start, stop, step = k.indices(size)
+    if not len(builtins.range(start, stop, step)):
+        return slice(0, 0, 1)
+    return slice(start, None if stop < 0 or stop >= size else stop, step)
+
+
+def _numpy_getitem(x, *dynamic, spec):
     return np.asarray(x[_index_from_spec(spec, dynamic)])
 
 
@@ -1097,7 +1293,16 @@ def _slice_length(parts, dim):
     return len(builtins.range(*slice(*parts).indices(dim)))
 
 
-def _getitem_grad_kernel(shape, grad, *dynamic, spec):
+def _getitem_grad_kernel(scatter):
+    """getitem's gradient kernel, adding the gradient up with `scatter`."""
+    def kernel(xp, shape, grad, *dynamic, spec):
+        shape = int_tuple(shape)
+        positions = xp.asarray(np.ravel(_host_positions(spec, dynamic, shape)))
+        return scatter(xp, shape, positions, grad)
+    return kernel
+
+
+def _numpy_getitem_grad(shape, grad, *dynamic, spec):
     positions = np.asarray(_positions(shape)[_index_from_spec(spec, dynamic)])
     return _scatter_add(shape, positions, grad)
 
@@ -1107,8 +1312,10 @@ def _getitem_grad_grad(op, grad):
     return [None, apply(_GETITEM, [grad] + dynamic, dict(op.attrs))] + [None] * len(dynamic)
 
 
-_GETITEM_GRAD = registry.register("getitem_grad", _getitem_grad_kernel, _scatter_infer,
-                                  grad=_getitem_grad_grad, fresh=True)
+_GETITEM_GRAD = registry.register("getitem_grad", _getitem_grad_kernel(_standard_scatter_add),
+                                  _scatter_infer, grad=_getitem_grad_grad, fresh=True,
+                                  numpy=_numpy_getitem_grad,
+                                  cupy=_on_cupy(_getitem_grad_kernel(_cupy_scatter_add)))
 
 
 def _getitem_grad(op, grad):
@@ -1162,7 +1369,7 @@ def _getitem_lower(op, src):
 
 
 _GETITEM = registry.register("getitem", _getitem_kernel, _getitem_infer, grad=_getitem_grad,
-                             emit=_getitem_emit, lower=_getitem_lower)
+                             emit=_getitem_emit, lower=_getitem_lower, numpy=_numpy_getitem)
 
 
 def getitem(tensor, key):

@@ -6,14 +6,16 @@ scalars, elements are rows of the tensors it slices, and a `for` over it is a gr
     dataset_gather(params, indices)         rows of params; an index past the end gives a
                                             zero row (what a finished pass stands on)
     dataset_size(*components)               their common first dimension
-    dataset_shuffle_reset / dataset_pass_seed
-                                            a shuffle's pass counter: start it again (a data
-                                            set made inside a graph, each run) / the seed of
-                                            the next pass (stateful)
+    dataset_run                             a new run of a data set made inside a graph:
+                                            the key of what it keeps per run (stateful)
+    dataset_pass_seed                       the seed of a shuffle's next pass (stateful)
     dataset_shuffle_order(n, seed)          the order a shuffle buffer gives n elements
     dataset_shuffle_draw(seed, t, m)        the t-th draw of that order: an index below m
     dataset_buffer_put / dataset_buffer_take
                                             rows of a shuffle buffer or a batch being built
+    dataset_padded_put                      a row of a padded batch being built
+    dataset_cache_begin / _put / _get       a cache: a pass begins (reading or filling
+                                            it), an element is added, an element is read
     dataset_element(has, x)                 x with the data set's static element shape
                                             (zeros of it when the pass has ended)
 
@@ -23,10 +25,14 @@ counter-based stream of the pass seed, so a data set of known length computes it
 at once (`dataset_shuffle_order`) and any other data set draws as it goes
 (`dataset_shuffle_draw`), the same order either way.
 """
+import itertools
+import os
 import threading
+import weakref
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..shapes import TensorShape
@@ -35,8 +41,9 @@ from .array_ops import _scatter_infer, shape
 from .math_ops import no_gradient
 from .registry import apply, convert_to_tensor
 
-__all__ = ["ShuffleState", "gather", "size", "shuffle_reset", "pass_seed", "shuffle_order",
-           "shuffle_draw", "buffer_put", "buffer_take", "element"]
+__all__ = ["ShuffleState", "CacheState", "gather", "size", "start_run", "pass_seed",
+           "shuffle_order", "shuffle_draw", "buffer_put", "buffer_take", "padded_put",
+           "cache_begin", "cache_put", "cache_get", "element"]
 
 
 def _apply(opdef, inputs, attrs):
@@ -122,43 +129,90 @@ def size(components, what):
     return apply(_SIZE, list(components), {"what": what})
 
 
+# -- state per run of a graph ------------------------------------------------------------------
+
+class _Runs:
+    """What a data set made inside a graph keeps per run of that graph (each run makes the
+    data set anew, as each eager call of the function does): `dataset_run` starts a run of
+    its owner (a ShuffleState or CacheState), giving the key (an int64 vector) of a new
+    state, which the ops of that data set read and which lives as long as the key array
+    does. Concurrent runs so never share a pass counter or a cache."""
+
+    def __init__(self):
+        self._states = {}
+        self._count = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def start(self, owner):
+        state = owner.run_state()
+        with self._lock:
+            k = next(self._count)
+            self._states[k] = state
+        key = devices.HostHandle((1,), np.int64)       # owns its memory: its views keep
+        key[0] = k                                      # it alive; no device copies it
+        weakref.finalize(key, self._states.pop, k, None)
+        return key
+
+    def state(self, key):
+        return self._states[int(key[0])]
+
+
+_RUNS = _Runs()
+
+
+def _run_infer(inputs, owner):
+    return [(TensorShape([1]), dtypes.int64)]
+
+
+_RUN = registry.register("dataset_run", lambda owner: _RUNS.start(owner), _run_infer,
+                         stateful=True, fresh=True, grad=no_gradient)
+
+
+def start_run(owner):
+    """The key of a new run of `owner` (the ShuffleState or CacheState of a data set made
+    inside the graph being built; placed where the graph makes it)."""
+    return _apply(_RUN, [], {"owner": owner})
+
+
 # -- shuffling -------------------------------------------------------------------------------
 
 class ShuffleState:
-    """The pass counter of one shuffled data set: pass p's order comes from (seeds, p).
+    """The passes of one shuffled data set: pass p's order comes from (seeds, p).
 
-    Without seeds, each start (`reset`, and the data set's creation) draws new ones: the
-    order is then not reproducible, as in TensorFlow.
+    Passes are counted once for the data set (eager passes, and graphs that did not make
+    it), and per run of the graph that made it (`run_state`). Without seeds, each count
+    starts from new ones: the order is then not reproducible, as in TensorFlow.
     """
 
-    __slots__ = ("seeds", "reshuffle", "where", "_given", "_passes", "_lock")
+    __slots__ = ("reshuffle", "where", "_given", "_shared", "_lock")
 
     def __init__(self, seeds, reshuffle, where=""):
         self._given = seeds
         self.reshuffle = reshuffle
         self.where = where
         self._lock = threading.Lock()
-        self.reset()
+        self._shared = self.run_state()
 
     def __deepcopy__(self, memo):
         clone = ShuffleState(self._given, self.reshuffle, self.where)
         with self._lock:
-            clone.seeds, clone._passes = self.seeds, self._passes
+            clone._shared = list(self._shared)
         return clone
 
-    def reset(self):
-        with self._lock:
-            self.seeds = self._given if self._given is not None else tuple(
-                int(s) for s in np.random.SeedSequence().generate_state(2, np.uint32))
-            self._passes = 0
+    def run_state(self):
+        """A count of passes: [seeds, passes made]."""
+        seeds = self._given if self._given is not None else tuple(
+            int(s) for s in np.random.SeedSequence().generate_state(2, np.uint32))
+        return [seeds, 0]
 
-    def next_seed(self):
-        """The seed of the next pass (the same one each pass without reshuffling)."""
+    def next_seed(self, run=None):
+        """The seed of the next pass (the same one each pass without reshuffling), counted
+        for the data set or, given a run's key, for that run."""
+        count = self._shared if run is None else _RUNS.state(run)
         with self._lock:
-            p = self._passes
+            seeds, p = count
             if self.reshuffle:
-                self._passes += 1
-            seeds = self.seeds
+                count[1] += 1
         state = np.random.SeedSequence([*seeds, p]).generate_state(1, np.uint64)
         return state.view(np.int64).reshape(())
 
@@ -174,24 +228,15 @@ class ShuffleState:
         return f"<the pass counter of a shuffled data set{self.where}>"
 
 
-def _no_outputs(inputs, **_):
-    return []
-
-
-_RESET = registry.register("dataset_shuffle_reset", lambda shuffle: shuffle.reset(),
-                           _no_outputs, stateful=True)
-_PASS_SEED = registry.register("dataset_pass_seed", lambda shuffle: shuffle.next_seed(),
+_PASS_SEED = registry.register("dataset_pass_seed",
+                               lambda *run, shuffle: shuffle.next_seed(*run),
                                _scalar_int64, stateful=True, fresh=True)
 
 
-def shuffle_reset(state):
-    """Start `state`'s passes again (placed where a graph makes the data set)."""
-    return _apply(_RESET, [], {"shuffle": state})
-
-
-def pass_seed(state):
-    """The int64 seed of the next pass of the data set `state` counts."""
-    return _apply(_PASS_SEED, [], {"shuffle": state})
+def pass_seed(state, run=None):
+    """The int64 seed of the next pass of the data set `state` counts (in the run whose
+    key is `run`, when given)."""
+    return _apply(_PASS_SEED, [] if run is None else [run], {"shuffle": state})
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -209,23 +254,55 @@ def _draws(seed, t, m):
 
 
 def _order_kernel(n, seed, buffer_size):
-    """The buffer of the module doc, on element indices: full, each draw j takes buffer[j]
-    and its last element fills the place (the next element, if any, becomes the last)."""
+    """The buffer of the module doc on element indices, computed at once (no step by step).
+
+    Step t takes slot j[t] of the m[t] = min(k, n - t) buffered elements and emits what it
+    holds; the last slot's element then moves into slot j[t], and the next element, while
+    there is one, takes the last slot (else the last slot goes). So a slot holds what the
+    latest earlier step taking it moved there (or its first element), and what a step
+    moves is what the last slot holds: while elements come, the one that came last; after
+    that, what the latest earlier step taking that slot moved there: chains of earlier
+    steps, followed by pointer jumping.
+    """
     n = int(n)
+    k = min(int(buffer_size), n)
+    if n == 0:
+        return np.zeros(0, np.int64)
     t = np.arange(n)
-    draws = _draws(seed, t, np.minimum(buffer_size, n - t)).tolist()
-    buffer = list(range(min(buffer_size, n)))
-    order, last, following = [0] * n, len(buffer) - 1, len(buffer)
-    for t, j in enumerate(draws):
-        order[t] = buffer[j]
-        if following < n:
-            buffer[j], buffer[last] = buffer[last], following
-            following += 1
-        else:
-            buffer[j] = buffer[-1]
-            buffer.pop()
-            last -= 1
-    return np.asarray(order, np.int64)
+    last = np.minimum(k, n - t) - 1                 # the last slot at step t
+    j = _draws(seed, t, last + 1)
+    previous, latest = _previous_takes(j, k)
+    draining = t > n - k
+    moved_value = np.where(draining, last, t + k - 1)   # chain ends: what they move
+    d = np.flatnonzero(draining)
+    before = latest[last[d]]                        # the last take of the slot (maybe t)
+    before = np.where(before == d, previous[d], before)
+    chain = t.copy()
+    chain[d] = np.where(before >= 0, before, d)
+    while True:
+        further = chain[chain]
+        if np.array_equal(further, chain):
+            break
+        chain = further
+    moved = moved_value[chain]
+    return np.where(j == last, moved,
+                    np.where(previous >= 0, moved[np.maximum(previous, 0)], j))
+
+
+def _previous_takes(j, k):
+    """(for each step, the latest earlier step taking the same slot, else -1; for each of
+    the k slots, the latest step taking it, else -1), by a stable radix sort on slots."""
+    by_slot = np.argsort(j.astype(np.uint16), kind="stable")
+    if k > 1 << 16:
+        by_slot = by_slot[np.argsort((j[by_slot] >> 16).astype(np.uint16), kind="stable")]
+    slots = j[by_slot]
+    same = slots[1:] == slots[:-1]
+    previous = np.full(len(j), -1)
+    previous[by_slot[1:][same]] = by_slot[:-1][same]
+    latest = np.full(k, -1)
+    ends = np.flatnonzero(np.append(~same, True))
+    latest[slots[ends]] = by_slot[ends]
+    return previous, latest
 
 
 def _order_infer(inputs, buffer_size):
@@ -256,6 +333,32 @@ def shuffle_draw(seed, t, m):
 
 # -- buffers -----------------------------------------------------------------------------------
 
+# A buffer (a shuffle's elements, a batch being filled) is written in place: a put or take
+# gives back the array it was given, and a pass reads each buffer value once, in the op
+# that comes next, so nothing else sees the write (the memory plan treats a put's result
+# as its input: neither op is `fresh`). Only arrays allocated here are written: a buffer
+# starts as a constant of no rows, which the first put replaces.
+_OWNED = weakref.WeakValueDictionary()          # id -> a buffer allocated here
+
+
+def _owned(array):
+    return _OWNED.get(id(array)) is array
+
+
+def _allocated(shape, like, fill=0):
+    """A new buffer of `shape` holding `fill`, with `like` (a buffer) copied into its corner."""
+    buffer = np.full(shape, fill, like.dtype)
+    buffer[tuple(slice(0, n) for n in like.shape)] = like
+    _OWNED[id(buffer)] = buffer
+    return buffer
+
+
+def _more_rows(buffer, i, capacity):
+    """How many rows a buffer holding row i has: grown by doubling, up to the capacity."""
+    rows = buffer.shape[0]
+    return rows if i < rows else min(capacity, max(2 * rows, i + 1, 8))
+
+
 def _put_kernel(buffer, i, row, has, capacity, what):
     if not has:
         return buffer
@@ -264,14 +367,9 @@ def _put_kernel(buffer, i, row, has, capacity, what):
         raise InvalidArgumentError(
             f"{what}: its elements have different shapes, {buffer.shape[1:]} and "
             f"{row.shape}; only elements of one shape can be buffered (batched) together")
-    if i >= buffer.shape[0]:                   # grown by doubling, up to the capacity
-        rows = min(capacity, max(2 * buffer.shape[0], i + 1, 8))
-        grown = np.zeros((rows,) + row.shape, row.dtype)
-        if buffer.shape[0]:
-            grown[:buffer.shape[0]] = buffer
-        buffer = grown
-    else:
-        buffer = buffer.copy()
+    if i >= buffer.shape[0] or not _owned(buffer):
+        buffer = _allocated((_more_rows(buffer, i, capacity),) + row.shape,
+                            buffer.reshape((-1,) + row.shape))
     buffer[i] = row
     return buffer
 
@@ -283,8 +381,6 @@ def _put_infer(inputs, capacity, what):
     return [(TensorShape([None]).concatenate(row.shape), buffer.dtype)]
 
 
-# (not `fresh`: without an element, a put gives back the buffer it was given; so does a
-# take from an empty buffer)
 _PUT = registry.register("dataset_buffer_put", _put_kernel, _put_infer, grad=no_gradient)
 
 
@@ -297,8 +393,9 @@ def _take_kernel(buffer, m, j):
     m, j = int(m), int(j)
     if m <= 0:                                 # nothing buffered: the pass has ended
         return [buffer, np.zeros(buffer.shape[1:], buffer.dtype)]
+    if not _owned(buffer):
+        buffer = _allocated(buffer.shape, buffer)
     row = buffer[j].copy()
-    buffer = buffer.copy()
     buffer[j] = buffer[m - 1]
     return [buffer, row]
 
@@ -316,6 +413,219 @@ _TAKE = registry.register("dataset_buffer_take", _take_kernel, _take_infer, mult
 def buffer_take(buffer, m, j):
     """(the buffer without row j, whose place its row m - 1 takes; row j)."""
     return _apply(_TAKE, [buffer, m, j], {})
+
+
+def _padded_put_kernel(buffer, i, row, has, pad, capacity, shape, what):
+    """`buffer` with row i set to `row` padded with `pad` to `shape` (None: the largest
+    extent of the rows so far): a put that grows the rows it holds as elements come."""
+    if not has:
+        return buffer
+    i = int(i)
+    if row.ndim != len(shape) or any(d is not None and n > d for d, n in zip(shape, row.shape)):
+        raise InvalidArgumentError(
+            f"{what}: an element has shape {row.shape}, which does not fit the padded shape "
+            f"{TensorShape(shape)}")
+    dims = tuple(d if d is not None else max(n, b)
+                 for d, n, b in zip(shape, row.shape, buffer.shape[1:]))
+    if i >= buffer.shape[0] or dims != buffer.shape[1:] or not _owned(buffer):
+        buffer = _allocated((_more_rows(buffer, i, capacity),) + dims, buffer, pad)
+    buffer[(i,) + tuple(slice(0, n) for n in row.shape)] = row
+    return buffer
+
+
+def _padded_put_infer(inputs, capacity, shape, what):
+    return [(TensorShape([None] + list(shape)), inputs[0].dtype)]
+
+
+_PADDED_PUT = registry.register("dataset_padded_put", _padded_put_kernel, _padded_put_infer,
+                                grad=no_gradient)
+
+
+def padded_put(buffer, i, row, has, pad, capacity, padded_shape, what):
+    """`buffer` with row `i` set to `row` padded (with the scalar `pad`) to `padded_shape`
+    (a TensorShape: its unknown dims are the largest of the rows put), if `has`."""
+    return _apply(_PADDED_PUT, [buffer, i, row, has, pad],
+                  {"capacity": int(capacity), "shape": tuple(padded_shape.dims), "what": what})
+
+
+# -- caching ------------------------------------------------------------------------------------
+
+class _Filling:
+    """The elements a cache holds, and which pass may add to them (the last to begin)."""
+
+    __slots__ = ("elements", "complete", "writer")
+
+    def __init__(self):
+        self.elements, self.complete, self.writer = [], False, 0
+
+
+class CacheState:
+    """The elements of a cached data set: those of the first pass that ran to its end (a
+    pass beginning before that replaces what unfinished ones put), kept once for the data
+    set and per run of the graph that made it (`run_state`); with a file, also written
+    there when complete, and read from there by a pass beginning while none is (in a later
+    program too)."""
+
+    __slots__ = ("where", "path", "specs", "_shared", "_lock")
+
+    def __init__(self, where="", path=None, specs=()):
+        self.where = where
+        self.path = path
+        self.specs = specs                 # ((dims or None, numpy dtype), ...)
+        self._shared = _Filling()
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo):
+        clone = CacheState(self.where, self.path, self.specs)
+        if self._shared.complete:
+            clone._shared = self._shared        # complete: never changes again
+        return clone
+
+    @staticmethod
+    def run_state():
+        return _Filling()
+
+    def _filling(self, run):
+        return self._shared if not run else _RUNS.state(run[0])
+
+    def begin(self, *run):
+        """[complete?, the number of elements, the writer number of a pass that fills]."""
+        filling = self._filling(run)
+        with self._lock:
+            if not filling.complete and self.path and os.path.exists(self.path):
+                filling.elements, filling.complete = self._read(), True
+            if filling.complete:
+                return [np.asarray(True), np.asarray(len(filling.elements), np.int64),
+                        np.asarray(0, np.int64)]
+            filling.writer += 1
+            filling.elements = []
+            return [np.asarray(False), np.asarray(0, np.int64),
+                    np.asarray(filling.writer, np.int64)]
+
+    def put(self, has, writer, *rest, keyed):
+        run, components = (rest[:1], rest[1:]) if keyed else ((), rest)
+        filling = self._filling(run)
+        with self._lock:
+            if filling.complete or int(writer) != filling.writer:
+                return
+            if has:
+                filling.elements.append([np.array(c) for c in components])
+                return
+            filling.complete = True
+            elements = filling.elements
+        if self.path:
+            self._write(elements)
+
+    def get(self, i, *run):
+        filling = self._filling(run)
+        i = int(i)
+        if filling.complete and 0 <= i < len(filling.elements):
+            return list(filling.elements[i])
+        return [np.zeros([d or 0 for d in shape or (0,)], dtype) for shape, dtype in self.specs]
+
+    def _write(self, elements):
+        """The elements as one .npz: per component, the values raveled end to end, and the
+        rank and dims of each element (written to a new file, then renamed over the old)."""
+        arrays = {"count": np.asarray(len(elements), np.int64),
+                  "components": np.asarray(len(self.specs), np.int64)}
+        for j, (_, dtype) in enumerate(self.specs):
+            parts = [e[j] for e in elements]
+            arrays[f"values{j}"] = np.concatenate(
+                [p.ravel() for p in parts] + [np.zeros(0, dtype)]).astype(dtype)
+            arrays[f"ranks{j}"] = np.asarray([p.ndim for p in parts], np.int64)
+            arrays[f"dims{j}"] = np.asarray([d for p in parts for d in p.shape], np.int64)
+        temporary = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(temporary, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(temporary, self.path)
+
+    def _read(self):
+        try:
+            with np.load(self.path, allow_pickle=False) as stored:
+                arrays = {k: stored[k] for k in stored.files}
+            return _elements_of(arrays, self.specs)
+        except (OSError, ValueError, KeyError) as e:
+            raise InvalidArgumentError(
+                f"cache: the file {self.path!r} does not hold elements of the data set "
+                f"cached{self.where} ({e}); remove it to cache the data set again") from None
+
+    @property
+    def cannot_save(self):
+        """Why a graph holding this cannot be saved (the saved-graph writer says it)."""
+        return (f"it keeps the elements of the data set cached{self.where} in Python, which a "
+                f"saved graph cannot hold: drop the cache() from the pipeline, or iterate the "
+                f"data set outside the function and pass the batches as arguments")
+
+    def __repr__(self):
+        return f"<the cache of a data set{self.where}>"
+
+
+def _elements_of(arrays, specs):
+    """The elements a cache file holds (see CacheState._write), checked against `specs`."""
+    n = int(arrays["count"])
+    if int(arrays["components"]) != len(specs):
+        raise ValueError(f"its elements have {int(arrays['components'])} components, not "
+                         f"{len(specs)}")
+    columns = []
+    for j, (shape, dtype) in enumerate(specs):
+        values, ranks, dims = arrays[f"values{j}"], arrays[f"ranks{j}"], arrays[f"dims{j}"]
+        if values.dtype != np.dtype(dtype) or len(ranks) != n:
+            raise ValueError(f"component {j} holds {len(ranks)} {values.dtype} values, not "
+                             f"{n} {np.dtype(dtype)}")
+        shapes = np.split(dims, np.cumsum(ranks)[:-1]) if n else []
+        sizes = [int(np.prod(s)) for s in shapes]
+        if sum(sizes) != values.size or (shape is not None and any(
+                len(s) != len(shape) or any(d is not None and d != k for d, k in zip(shape, s))
+                for s in shapes)):
+            raise ValueError(f"component {j} does not have the shape {shape}")
+        starts = np.cumsum([0] + sizes)
+        columns.append([values[a:a + k].reshape(tuple(s))
+                        for a, k, s in zip(starts, sizes, shapes)])
+    return [list(element) for element in zip(*columns)] if columns else [[]] * n
+
+
+def _no_outputs(inputs, **_):
+    return []
+
+
+def _begin_infer(inputs, cache):
+    return [(TensorShape([]), dtypes.bool_), (TensorShape([]), dtypes.int64),
+            (TensorShape([]), dtypes.int64)]
+
+
+def _cache_get_infer(inputs, cache):
+    return [(TensorShape(shape), dtypes.as_dtype(dtype)) for shape, dtype in cache.specs]
+
+
+# Stateful, all three: what they read and write lives in the CacheState (never folded,
+# merged or reordered), and the arrays a put keeps are never reused by the memory plan.
+_CACHE_BEGIN = registry.register("dataset_cache_begin",
+                                 lambda *run, cache: cache.begin(*run), _begin_infer,
+                                 multi=True, stateful=True, grad=no_gradient)
+_CACHE_PUT = registry.register("dataset_cache_put",
+                               lambda *args, cache, keyed: cache.put(*args, keyed=keyed),
+                               _no_outputs, stateful=True, grad=no_gradient)
+_CACHE_GET = registry.register("dataset_cache_get",
+                               lambda i, *run, cache: cache.get(i, *run),
+                               _cache_get_infer, multi=True, stateful=True,
+                               grad=no_gradient)
+
+
+def cache_begin(cache, run=None):
+    """A pass begins: (complete?, its number of elements, the writer number to fill it)."""
+    return _apply(_CACHE_BEGIN, [] if run is None else [run], {"cache": cache})
+
+
+def cache_put(cache, has, writer, components, run=None):
+    """Add an element (or, when not `has`, complete the cache) if `writer` still fills it."""
+    keyed = [] if run is None else [run]
+    return _apply(_CACHE_PUT, [has, writer] + keyed + list(components),
+                  {"cache": cache, "keyed": bool(keyed)})
+
+
+def cache_get(cache, i, run=None):
+    """The components of cached element i (zeros past the end)."""
+    return _apply(_CACHE_GET, [i] + ([] if run is None else [run]), {"cache": cache})
 
 
 # -- element shapes --------------------------------------------------------------------------

@@ -204,8 +204,9 @@ def _no_outputs(inputs, **_):
     return []
 
 
-_PRINT = registry.register("print", _print_kernel, _no_outputs, stateful=True,
-                           retains_inputs=False)
+# Host ops: their kernels are numpy's alone (on another device they run on cpu:0).
+_PRINT = registry.register("print", None, _no_outputs, stateful=True, retains_inputs=False,
+                           numpy=_print_kernel)
 
 
 def print_(*values, sep=" ", end="\n", file=None, name=None):
@@ -234,8 +235,8 @@ def _assert_kernel(condition, *arrays, template, summarize):
     raise AssertionFailedError("assertion failed: " + " ".join(parts))
 
 
-_ASSERT = registry.register("assert", _assert_kernel, _no_outputs, stateful=True,
-                            retains_inputs=False)
+_ASSERT = registry.register("assert", None, _no_outputs, stateful=True, retains_inputs=False,
+                            numpy=_assert_kernel)
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
@@ -289,8 +290,8 @@ class debugging:  # noqa: N801 - a namespace, as `rt.debugging`
     assert_non_positive = staticmethod(_make_sign_assert(math_ops.less_equal, "<="))
 
 
-def _assert_assigned_kernel(flag, value, message):
-    if not flag:
+def _assert_assigned_kernel(xp, flag, value, message):
+    if not bool(flag):
         raise UnboundLocalError(message)
     return value
 
@@ -331,7 +332,7 @@ def _py_function_kernel(*arrays, func, tout, single):
         if value is None:
             raise TypeError(f"py_function {name} returned None for its result {k}, which "
                             f"Tout declares {dtype.name}")
-        arr = value._value if isinstance(value, EagerTensor) else np.asarray(value)
+        arr = value._host() if isinstance(value, EagerTensor) else np.asarray(value)
         if arr.dtype != dtype.np and not np.can_cast(arr.dtype, dtype.np, "same_kind"):
             raise TypeError(f"py_function {name} returned {arr.dtype} for its result {k}, "
                             f"which Tout declares {dtype.name} (cast it in the function)")
@@ -372,8 +373,8 @@ def _py_function_grad(op, *grads):
     return result
 
 
-_PY_FUNCTION = registry.register("py_function", _py_function_kernel, _py_function_infer,
-                                 stateful=True, multi=True, grad=_py_function_grad)
+_PY_FUNCTION = registry.register("py_function", None, _py_function_infer, stateful=True,
+                                 multi=True, grad=_py_function_grad, numpy=_py_function_kernel)
 
 
 def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's name

@@ -1,7 +1,8 @@
 """Math ops: elementwise arithmetic, comparisons, reductions, matmul, cast.
 
-Each op is declared once (`registry.register`) with its numpy kernel and a
-shape/dtype rule; the public function converts arguments to the one dtype that
+Each op is declared once (`registry.register`) with its kernel, written against the array
+API standard (elementwise ops: the standard function of their name, with numpy's ufunc as
+the numpy override) and a shape/dtype rule; the public function converts arguments to the one dtype that
 `dtypes.lattice_result_type` gives them (Python scalars are weakly typed: `x_int32 + 1`
 stays int32; `x_int32 + y_float32` is float32), casting explicitly, and calls
 `registry.apply`: every kernel sees inputs of one dtype, in graphs and eagerly.
@@ -175,9 +176,39 @@ def _quiet(fn):
     return kernel
 
 
-def _define_unary(name, kernel, grad=None, **traits):
-    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
-                              elementwise=True, fresh=True, **traits)
+# The array API standard's names of the elementwise ops named otherwise here.
+_STANDARD_NAMES = {"floordiv": "floor_divide", "mod": "remainder", "invert": "bitwise_invert",
+                   "is_nan": "isnan", "is_finite": "isfinite"}
+
+
+# The standard's elementwise functions taking bools; numpy's others take them too, as 0/1.
+_TAKE_BOOLS = frozenset({"equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+                         "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+                         "bitwise_invert"})
+
+
+def _standard(name, numpy_kernel):
+    """The generic kernel of an elementwise op: the standard's function of its name. Bools,
+    which it may refuse (True + True), go through int8 to the dtype numpy gives (bool)."""
+    standard = _STANDARD_NAMES.get(name, name)
+
+    def kernel(xp, *arrays):
+        function = getattr(xp, standard)
+        if standard in _TAKE_BOOLS or arrays[0].dtype != xp.bool:
+            return function(*arrays)
+        result = function(*[xp.astype(a, xp.int8) for a in arrays])
+        want = _probe_dtype(numpy_kernel, (dtypes.bool_,) * len(arrays)).of(xp)
+        return result if result.dtype == want else xp.astype(result, want)
+    kernel.__name__ = f"{standard}_kernel"
+    return kernel
+
+
+def _define_unary(name, kernel, grad=None, generic=None, **traits):
+    """An elementwise op: `kernel` is numpy's (a ufunc where there is one), `generic` the
+    array-API kernel (default: the standard's function named like the op)."""
+    opdef = registry.register(name, generic or _standard(name, kernel),
+                              elementwise_infer(kernel), grad=grad, elementwise=True,
+                              fresh=True, numpy=kernel, **traits)
 
     float_function = is_float_function(kernel, 1)
 
@@ -191,9 +222,11 @@ def _define_unary(name, kernel, grad=None, **traits):
     return op
 
 
-def _define_binary(name, kernel, grad=None, **traits):
-    opdef = registry.register(name, kernel, elementwise_infer(kernel), grad=grad,
-                              elementwise=True, fresh=True, **traits)
+def _define_binary(name, kernel, grad=None, generic=None, **traits):
+    """An elementwise op of two tensors (see `_define_unary`)."""
+    opdef = registry.register(name, generic or _standard(name, kernel),
+                              elementwise_infer(kernel), grad=grad, elementwise=True,
+                              fresh=True, numpy=kernel, **traits)
 
     float_function = is_float_function(kernel, 2)
 
@@ -207,7 +240,11 @@ def _define_binary(name, kernel, grad=None, **traits):
 
 # -- cast ------------------------------------------------------------------------------
 
-def _cast_kernel(x, dtype):
+def _cast_kernel(xp, x, dtype):
+    return xp.astype(x, dtype.of(xp))
+
+
+def _numpy_cast(x, dtype):
     return x.astype(dtype.np)
 
 
@@ -221,7 +258,8 @@ def _cast_grad(op, grad):
 
 
 _CAST = registry.register("cast", _cast_kernel, _cast_infer, grad=_cast_grad, elementwise=True,
-                          fresh=True, weak_result=registry.dtype_weak_result, lower="{0}")
+                          fresh=True, weak_result=registry.dtype_weak_result, lower="{0}",
+                          numpy=_numpy_cast)
 
 
 def cast(x, dtype, name=None):
@@ -265,12 +303,12 @@ def unbroadcast(grad, x):
     return array_ops.reshape(grad, xshape.as_list())
 
 
-def _sum_to_kernel(grad, shape):
-    shape = tuple(int(d) for d in shape)
+def _sum_to_kernel(xp, grad, shape):
+    shape = array_ops.int_tuple(shape)
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
                                       if d == 1 and grad.shape[lead + i] != 1)
-    return np.sum(grad, axis=axes).reshape(shape)
+    return xp.reshape(xp.sum(grad, axis=axes, dtype=grad.dtype), shape)
 
 
 def _sum_to_infer(inputs):
@@ -442,18 +480,46 @@ def _add_n_grad(op, grad):
 
 # -- elementwise -------------------------------------------------------------------------
 
+def _sigmoid_kernel(xp, x):
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
 def _sigmoid(x):
     e = np.exp(-np.abs(x))
     one = x.dtype.type(1) if x.dtype.kind == "f" else 1
     return np.where(x >= 0, one / (one + e), e / (one + e))
 
 
+def _softplus_kernel(xp, x):
+    return xp.logaddexp(0.0, x)
+
+
 def _softplus(x):
     return np.logaddexp(x.dtype.type(0) if x.dtype.kind == "f" else 0.0, x)
 
 
+def _relu_kernel(xp, x):
+    return xp.maximum(x, 0)
+
+
 def _relu(x):
     return np.maximum(x, x.dtype.type(0))
+
+
+def _rsqrt_kernel(xp, x):
+    return 1 / xp.sqrt(x)
+
+
+def _reciprocal_kernel(xp, x):
+    """1 / x; of integers, numpy's integer reciprocal (0 unless x is 1 or -1)."""
+    if xp.isdtype(x.dtype, "integral"):
+        return xp.where(xp.abs(x) == 1, x, xp.zeros_like(x))
+    return 1 / x
+
+
+def _squared_difference_kernel(xp, x, y):
+    return xp.square(x - y)
 
 
 # Traits: `operator`/`bool_operator` (the fast executor's rank-0 source), `weak_result`
@@ -468,7 +534,8 @@ abs = _define_unary("abs", np.abs, _abs_grad, operator="abs({0})",  # noqa: A001
                     weak_result=_ARITH, lower="abs({0})")
 sign = _define_unary("sign", np.sign, _zero_grad, lower="np.sign({0})")
 sqrt = _define_unary("sqrt", _quiet(np.sqrt), _sqrt_grad, lower="np.sqrt({0})")
-rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), _rsqrt_grad)
+rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), _rsqrt_grad,
+                      generic=_rsqrt_kernel)
 square = _define_unary("square", np.square, _square_grad, weak_result=_ARITH,
                        lower="{0} * {0}")
 exp = _define_unary("exp", _quiet(np.exp), _exp_grad, simd=True, lower="np.exp({0})")
@@ -481,14 +548,17 @@ tanh = _define_unary("tanh", np.tanh, _tanh_grad,
                      simd=lambda dtypes: 4096 if dtypes[0] == np.float32 else True,
                      lower=lambda dtypes: "_tanh32({0})" if dtypes[0] == np.float32
                      else "np.tanh({0})")
-sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, simd=True, lower="_sigmoid({0}, {dtype}(1))")
-relu = _define_unary("relu", _relu, _relu_grad, lower="_maximum({0}, {dtype}(0))")
-softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad,
+sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, generic=_sigmoid_kernel,
+                        simd=True, lower="_sigmoid({0}, {dtype}(1))")
+relu = _define_unary("relu", _relu, _relu_grad, generic=_relu_kernel,
+                     lower="_maximum({0}, {dtype}(0))")
+softplus = _define_unary("softplus", _quiet(_softplus), _softplus_grad, generic=_softplus_kernel,
                          simd=True, lower="np.logaddexp({dtype}(0), {0})")
 floor = _define_unary("floor", np.floor, _zero_grad, lower="np.floor({0})")
 ceil = _define_unary("ceil", np.ceil, _zero_grad, lower="np.ceil({0})")
 round = _define_unary("round", np.round, _zero_grad)  # noqa: A001 - banker's rounding, like TF
-reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal), _reciprocal_grad)
+reciprocal = _define_unary("reciprocal", _quiet(np.reciprocal), _reciprocal_grad,
+                           generic=_reciprocal_kernel)
 logical_not = _define_unary("logical_not", np.logical_not, operator="(not {0})",
                             bool_operator="(not {0})", weak_result=_BOOL, lower="not {0}")
 invert = _define_unary("invert", np.invert, operator="~{0}", bool_operator="(not {0})",
@@ -544,6 +614,7 @@ bitwise_or = _define_binary("bitwise_or", np.bitwise_or, **_binary("|", bool_ope
 bitwise_xor = _define_binary("bitwise_xor", np.bitwise_xor, **_binary("^", bool_operator="{0} ^ {1}"))
 squared_difference = _define_binary("squared_difference", lambda x, y: np.square(x - y),
                                     _squared_difference_grad,
+                                    generic=_squared_difference_kernel,
                                     lower="({0} - {1}) * ({0} - {1})")
 
 truediv = divide
@@ -557,11 +628,12 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     return apply(_CLIP, [t, lo, hi], {}, name)
 
 
-def _clip_kernel(t, lo, hi):
-    return np.minimum(np.maximum(t, lo), hi)
+def _clip_kernel(xp, t, lo, hi):
+    return xp.minimum(xp.maximum(t, lo), hi)
 
 
-_CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_clip_kernel),
+_NUMPY_CLIP = functools.partial(_clip_kernel, np)
+_CLIP = registry.register("clip_by_value", _clip_kernel, elementwise_infer(_NUMPY_CLIP),
                           grad=_clip_grad, elementwise=True, fresh=True,
                           lower="_minimum(_maximum({0}, {1}), {2})")
 
@@ -572,8 +644,8 @@ def add_n(inputs, name=None):
     return apply(_ADD_N, tensors, {}, name)
 
 
-def _add_n_kernel(*xs):
-    return functools.reduce(np.add, xs)
+def _add_n_kernel(xp, *xs):
+    return functools.reduce(xp.add, xs)
 
 
 def _add_n_lower(op, src):
@@ -583,8 +655,9 @@ def _add_n_lower(op, src):
     return " + ".join(src.value(i) for i in range(len(op.inputs)))
 
 
-_ADD_N = registry.register("add_n", _add_n_kernel, elementwise_infer(_add_n_kernel),
-                          grad=_add_n_grad, lower=_add_n_lower)
+_ADD_N = registry.register("add_n", _add_n_kernel,
+                           elementwise_infer(functools.partial(_add_n_kernel, np)),
+                           grad=_add_n_grad, lower=_add_n_lower)
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -639,7 +712,7 @@ def _define_reduction(name, kernel, out_dtype=None, grad=None, lower=None):
         return [(_reduced_shape(x.shape, axis, keepdims), dtype)]
     opdef = registry.register(name, kernel, infer, grad=grad, fresh=True,
                               lower=lower and (lambda op, src: src.reduction(lower)))
-    float_function = is_float_function(kernel, 1, (("axis", None), ("keepdims", False)))
+    float_function = is_float_function(opdef.kernel, 1, (("axis", None), ("keepdims", False)))
 
     def op(input_tensor, axis=None, keepdims=False, name=None):
         x = convert_to_tensor(input_tensor)
@@ -652,34 +725,43 @@ def _define_reduction(name, kernel, out_dtype=None, grad=None, lower=None):
     return op
 
 
-def _sum_kernel(x, axis, keepdims):
-    dtype = np.int32 if x.dtype == np.bool_ else x.dtype
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+def _sum_kernel(xp, x, axis, keepdims):
+    if x.dtype == xp.bool:
+        x = xp.astype(x, xp.int32)
+    return xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
-def _prod_kernel(x, axis, keepdims):
-    dtype = np.int32 if x.dtype == np.bool_ else x.dtype
-    return np.prod(x, axis=axis, keepdims=keepdims, dtype=dtype)
+def _prod_kernel(xp, x, axis, keepdims):
+    if x.dtype == xp.bool:
+        x = xp.astype(x, xp.int32)
+    return xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
-def _mean_kernel(x, axis, keepdims):
-    return np.mean(x, axis=axis, keepdims=keepdims)
+def _mean_kernel(xp, x, axis, keepdims):
+    return xp.mean(x, axis=axis, keepdims=keepdims)
 
 
-def _max_kernel(x, axis, keepdims):
-    return np.max(x, axis=axis, keepdims=keepdims)
+def _max_kernel(xp, x, axis, keepdims):
+    return _of_bools(xp, xp.max, x, axis=axis, keepdims=keepdims)
 
 
-def _min_kernel(x, axis, keepdims):
-    return np.min(x, axis=axis, keepdims=keepdims)
+def _min_kernel(xp, x, axis, keepdims):
+    return _of_bools(xp, xp.min, x, axis=axis, keepdims=keepdims)
 
 
-def _any_kernel(x, axis, keepdims):
-    return np.any(x, axis=axis, keepdims=keepdims)
+def _of_bools(xp, function, x, **kwargs):
+    """`function(x)`, of bools too (which the standard's max and min refuse) as of 0/1."""
+    if x.dtype != xp.bool:
+        return function(x, **kwargs)
+    return xp.astype(function(xp.astype(x, xp.int8), **kwargs), xp.bool)
 
 
-def _all_kernel(x, axis, keepdims):
-    return np.all(x, axis=axis, keepdims=keepdims)
+def _any_kernel(xp, x, axis, keepdims):
+    return xp.any(x, axis=axis, keepdims=keepdims)
+
+
+def _all_kernel(xp, x, axis, keepdims):
+    return xp.all(x, axis=axis, keepdims=keepdims)
 
 
 def _bool_to_int(dtype):
@@ -760,12 +842,14 @@ def _arg_infer(inputs, axis, output_type):
     return [(TensorShape([d for i, d in enumerate(shape.dims) if i != axis]), output_type)]
 
 
-def _argmax_kernel(x, axis, output_type):
-    return np.argmax(x, axis=axis).astype(output_type.np)
+def _argmax_kernel(xp, x, axis, output_type):
+    x = xp.astype(x, xp.int8) if x.dtype == xp.bool else x
+    return xp.astype(xp.argmax(x, axis=axis), output_type.of(xp))
 
 
-def _argmin_kernel(x, axis, output_type):
-    return np.argmin(x, axis=axis).astype(output_type.np)
+def _argmin_kernel(xp, x, axis, output_type):
+    x = xp.astype(x, xp.int8) if x.dtype == xp.bool else x
+    return xp.astype(xp.argmin(x, axis=axis), output_type.of(xp))
 
 
 _ARGMAX = registry.register("argmax", _argmax_kernel, _arg_infer, fresh=True)
@@ -798,12 +882,12 @@ def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
 
 # -- matmul ------------------------------------------------------------------------------------
 
-def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
+def _matmul_kernel(xp, a, b, transpose_a=False, transpose_b=False):
     if transpose_a:
-        a = np.swapaxes(a, -1, -2)
+        a = xp.matrix_transpose(a)
     if transpose_b:
-        b = np.swapaxes(b, -1, -2)
-    return np.matmul(a, b)
+        b = xp.matrix_transpose(b)
+    return xp.matmul(a, b)
 
 
 def _matmul_infer(inputs, transpose_a=False, transpose_b=False):

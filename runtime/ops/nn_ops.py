@@ -1,6 +1,5 @@
 """Neural-network ops (`rt.nn`): softmax and the usual losses, numerically stable."""
-import numpy as np
-
+from .. import devices
 from ..shapes import TensorShape
 from . import array_ops
 from . import registry
@@ -10,15 +9,15 @@ from .math_ops import relu, sigmoid, softplus, tanh  # noqa: F401 - rt.nn names
 from .registry import convert_to_tensor
 
 
-def _softmax_kernel(x, axis):
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+def _softmax_kernel(xp, x, axis):
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    e = xp.exp(shifted)
+    return e / xp.sum(e, axis=axis, keepdims=True)
 
 
-def _log_softmax_kernel(x, axis):
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+def _log_softmax_kernel(xp, x, axis):
+    shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
 def _check_logits(logits):
@@ -59,8 +58,8 @@ def log_softmax(logits, axis=-1, name=None):
                          name)
 
 
-def _xent_kernel(labels, logits, axis):
-    return -np.sum(labels * _log_softmax_kernel(logits, axis), axis=axis)
+def _xent_kernel(xp, labels, logits, axis):
+    return -xp.sum(labels * _log_softmax_kernel(xp, logits, axis), axis=axis)
 
 
 def _drop_axis_infer(inputs, axis):
@@ -92,12 +91,13 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     return apply_checked(_XENT, [labels, logits], {"axis": axis}, name)
 
 
-def _sparse_xent_kernel(labels, logits):
-    logp = _log_softmax_kernel(logits, -1)
+def _sparse_xent_kernel(xp, labels, logits):
+    logp = _log_softmax_kernel(xp, logits, -1)
     n = logits.shape[-1]
-    if np.any((labels < 0) | (labels >= n)):
-        raise ValueError(f"labels must be in [0, {n}), got {labels}")
-    return -np.take_along_axis(logp, labels[..., None].astype(np.intp), axis=-1)[..., 0]
+    if bool(xp.any((labels < 0) | (labels >= n))):
+        raise ValueError(f"labels must be in [0, {n}), got {devices.to_host(labels)}")
+    index = xp.astype(xp.expand_dims(labels, axis=-1), xp.int64)
+    return -xp.take_along_axis(logp, index, axis=-1)[..., 0]
 
 
 def _sparse_xent_infer(inputs):
@@ -131,9 +131,9 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
                          {}, name)
 
 
-def _sigmoid_xent_kernel(labels, logits):
-    return (np.maximum(logits, 0) - logits * labels
-            + np.log1p(np.exp(-np.abs(logits))))
+def _sigmoid_xent_kernel(xp, labels, logits):
+    return (xp.maximum(logits, 0) - logits * labels
+            + xp.log1p(xp.exp(-xp.abs(logits))))
 
 
 def _sigmoid_xent_infer(inputs):

@@ -19,8 +19,8 @@ def scale_shape(axis, rank):
     return [] if axis is None else [-1 if i == axis else 1 for i in range(rank)]
 
 
-def _dequantize_kernel(q, scale, axis=None):
-    return q.astype(scale.dtype) * scale.reshape(scale_shape(axis, q.ndim))
+def _dequantize_kernel(xp, q, scale, axis=None):
+    return xp.astype(q, scale.dtype) * xp.reshape(scale, tuple(scale_shape(axis, q.ndim)))
 
 
 def _dequantize_infer(inputs, axis=None):

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from .. import context
+from .. import devices
 from .. import dtypes
 from ..shapes import TensorShape
 from . import registry
@@ -123,10 +124,23 @@ def _random_infer(inputs, shape=None, dtype=None, **_):
     return [(TensorShape(shape), dtype)]
 
 
-_UNIFORM = registry.register("random_uniform", _uniform_kernel, _random_infer, stateful=True, fresh=True)
-_NORMAL = registry.register("random_normal", _normal_kernel, _random_infer, stateful=True, fresh=True)
-_TRUNCATED = registry.register("truncated_normal", _truncated_normal_kernel, _random_infer,
-                               stateful=True, fresh=True)
+def _drawn_on_host(numpy_kernel):
+    """The generic kernel of a random op: the numbers its generator draws on the host,
+    put on the device (so a seed gives the same numbers on every device)."""
+    def kernel(xp, *dynamic, **attrs):
+        values = numpy_kernel(*[devices.to_host(d) for d in dynamic], **attrs)
+        return xp.asarray(values, copy=True)
+    return kernel
+
+
+def _register_random(name, numpy_kernel):
+    return registry.register(name, _drawn_on_host(numpy_kernel), _random_infer, stateful=True,
+                             fresh=True, numpy=numpy_kernel)
+
+
+_UNIFORM = _register_random("random_uniform", _uniform_kernel)
+_NORMAL = _register_random("random_normal", _normal_kernel)
+_TRUNCATED = _register_random("truncated_normal", _truncated_normal_kernel)
 
 
 def _random(opdef, shape, attrs, seed, name):

@@ -1,18 +1,34 @@
 """The one op registry: each op is declared once, eager and graph mode share it.
 
 An op declaration gives
-  kernel(*arrays, **attrs)        -> ndarray (or a list of them, `multi=True`)
+  kernel(xp, *arrays, **attrs)    -> array (or a list of them, `multi=True`), written once
+                                     against the array API standard: `xp` is the namespace
+                                     of the device it runs on (numpy on cpu:0, CuPy on
+                                     gpu:N, array_api_strict on the strict:N stand-ins)
+  numpy= / cupy= / array_api_strict=
+                                  per-backend overrides, kernel(*arrays, **attrs), next to
+                                     the generic one: numpy's ufuncs (the fast executor calls
+                                     them with `out=`), or what the standard lacks. An op
+                                     with only a numpy kernel (print, py_function; any kernel
+                                     whose first parameter is not `xp`, as written before
+                                     devices) runs on cpu:0 wherever it is placed (soft
+                                     placement, `runtime.devices`)
   infer(inputs, **attrs)          -> [(TensorShape, DType), ...] from static info
   stateful / effect               -> whether it must never be pruned or reordered
   grad                            -> slot for the gradient function (later issue)
 
-`apply(opdef, inputs, attrs)` runs the kernel at once when executing eagerly,
-or adds an operation to the current graph, whose output shapes and dtypes come
-from `infer` (so shape errors surface while tracing, at the user's line).
+`apply(opdef, inputs, attrs)` runs the kernel at once when executing eagerly (on the
+device of the `rt.device` scope, its inputs copied there), or adds an operation to the
+current graph, whose output shapes and dtypes come from `infer` (so shape errors surface
+while tracing, at the user's line). `opdef.kernel` is the numpy kernel (cpu:0's);
+`opdef.kernel_for(device)` any device's.
 """
+import functools
+
 import numpy as np
 
 from .. import context
+from .. import devices
 from .. import dtypes
 from .. import traceback_utils
 from ..errors import InvalidArgumentError, OpError, wrap_kernel_error
@@ -22,6 +38,7 @@ from ..tensor import EagerTensor, SymbolicTensor, Tensor
 __all__ = ["OpDef", "register", "get", "apply", "constant_value", "convert_to_tensor",
            "constant", "eager_tensor", "eager_kernel_error", "leaked_symbolic_error"]
 
+BACKENDS = ("numpy", "cupy", "array_api_strict")
 _REGISTRY = {}
 tape_hooks = []          # callables(opdef, inputs, attrs, outputs) run after eager ops
 
@@ -45,19 +62,29 @@ class OpDef:
     -> numba-compatible source or None; ops without one split compiled regions), `simd`
     (numpy's loop for arrays is vectorized beyond what a compiled element loop reaches,
     e.g. exp and tanh: the compiled tier lowers the op on arrays of a few hundred elements
-    at most; or a function of the loop dtypes giving that, or how many elements).
+    at most; or a function of the loop dtypes giving that, or how many elements),
+    `container` (a control-flow op whose inputs feed its sub-graphs, whose ops are placed
+    themselves: it copies none of its inputs to its own device).
     """
 
-    __slots__ = ("name", "kernel", "infer", "stateful", "effect", "multi", "grad",
-                 "elementwise", "fresh", "ufunc", "quiet", "retains_inputs", "weak_result",
-                 "operator", "bool_operator", "emit", "lower", "simd")
+    __slots__ = ("name", "kernel", "generic", "overrides", "_kernels", "infer", "stateful",
+                 "effect", "multi", "grad", "elementwise", "fresh", "ufunc", "quiet",
+                 "retains_inputs", "weak_result", "operator", "bool_operator", "emit", "lower",
+                 "simd", "container")
 
     def __init__(self, name, kernel, infer, stateful=False, effect=None, multi=False,
                  grad=None, elementwise=False, fresh=False, retains_inputs=None,
                  weak_result=None, operator=None, bool_operator=None, emit=None, lower=None,
-                 simd=False):
+                 simd=False, container=False, numpy=None, cupy=None, array_api_strict=None):
         self.name = name
-        self.kernel = kernel
+        kernel, numpy = _generic_and_numpy(name, kernel, numpy)
+        self.generic = kernel
+        self.overrides = {backend: k for backend, k in
+                          zip(BACKENDS, (numpy, cupy, array_api_strict)) if k is not None}
+        self.kernel = numpy if numpy is not None else (
+            None if kernel is None else functools.partial(kernel, np))
+        self._kernels = {devices.CPU: self.kernel}
+        self.container = container
         self.infer = infer
         self.stateful = stateful
         self.effect = effect          # None, "read" or "write" of attrs["var"]
@@ -72,15 +99,41 @@ class OpDef:
         self.emit = emit
         self.lower = lower
         self.simd = simd
-        wrapped = getattr(kernel, "__wrapped__", None)
+        wrapped = getattr(self.kernel, "__wrapped__", None)
         self.ufunc, self.quiet = None, False
-        if self.elementwise and isinstance(kernel, np.ufunc):
-            self.ufunc = kernel
+        if self.elementwise and isinstance(self.kernel, np.ufunc):
+            self.ufunc = self.kernel
         elif self.elementwise and isinstance(wrapped, np.ufunc):
             self.ufunc, self.quiet = wrapped, True
 
+    def kernel_for(self, device):
+        """The kernel(*arrays, **attrs) running this op on `device` (a Device): its
+        backend's override, else the generic kernel given the device's namespace; None
+        when there is neither (the op then runs on cpu:0)."""
+        found = self._kernels.get(device, False)
+        if found is False:
+            kernel = self.overrides.get(device.backend)
+            if kernel is None and self.generic is not None:
+                kernel = functools.partial(self.generic, device.xp)
+            found = self._kernels[device] = None if kernel is None else device.wrap(kernel)
+        return found
+
     def __repr__(self):
         return f"<OpDef {self.name}>"
+
+
+def _generic_and_numpy(name, kernel, numpy):
+    """(generic kernel, numpy kernel) of op `name`'s declaration: a kernel whose first
+    parameter is `xp` is generic; any other (numpy's ufuncs, kernels written before devices
+    existed) is numpy's alone, so the op runs on cpu:0 wherever it is placed."""
+    code = getattr(kernel, "__code__", None)
+    if kernel is None or (code is not None and code.co_argcount + code.co_kwonlyargcount
+                          and code.co_varnames[0] == "xp"):
+        return kernel, numpy
+    if numpy is not None:
+        raise TypeError(f"op {name!r}: its generic kernel {kernel!r} must take the array "
+                        f"namespace `xp` first (numpy= is its numpy kernel)")
+    return None, kernel
 
 
 def register(name, kernel, infer, **kwargs):
@@ -151,12 +204,20 @@ def dtype_weak_result(kind, dtype):
 
 
 def _apply_eager(opdef, inputs, attrs):
+    if devices.placing:
+        kernel, put = devices.eager_placement(opdef, inputs, attrs)
+        try:
+            arrays = [put(t._value) for t in inputs]
+        except AttributeError:
+            raise leaked_symbolic_error(opdef, inputs) from None
+    else:
+        kernel = opdef.kernel
+        try:
+            arrays = [t._value for t in inputs]
+        except AttributeError:
+            raise leaked_symbolic_error(opdef, inputs) from None
     try:
-        arrays = [t._value for t in inputs]
-    except AttributeError:
-        raise leaked_symbolic_error(opdef, inputs) from None
-    try:
-        result = opdef.kernel(*arrays, **attrs)
+        result = kernel(*arrays, **attrs)
     except OpError:
         raise                # already names its operation (e.g. inside a called graph)
     except Exception as e:   # noqa: BLE001 - re-raised with the op named
@@ -191,8 +252,11 @@ _DTYPE_OF = dtypes._BY_NP          # numpy dtype -> DType, without as_dtype's ch
 
 
 def eager_tensor(value):
-    """An EagerTensor of a kernel's result (an ndarray, or something numpy converts)."""
+    """An EagerTensor of a kernel's result (an array of any device, or something numpy
+    converts)."""
     if type(value) is not np.ndarray:
+        if devices.placing and devices.is_device_array(value):
+            return EagerTensor(value, devices.dtype_of(value))
         value = np.asarray(value)
     return EagerTensor(value, _DTYPE_OF.get(value.dtype) or dtypes.as_dtype(value.dtype))
 
@@ -230,7 +294,7 @@ def constant_value(t, _depth=0):
     small pure computation on constants (`rt.shape(x)[1]`, `rt.rank(x) - 1` of a static
     shape), evaluated with its kernel."""
     if isinstance(t, EagerTensor):
-        return t._value
+        return devices.to_host(t._value)
     if isinstance(t, SymbolicTensor):
         op = t.op
         if op.type == "const":
@@ -347,7 +411,7 @@ def _materialize(value):
     if isinstance(value, (list, tuple)):
         return [_materialize(v) for v in value]
     if isinstance(value, EagerTensor):
-        return value._value
+        return value._host()
     if isinstance(value, Tensor):
         raise TypeError("internal: symbolic tensor in a constant")
     return value
@@ -411,7 +475,7 @@ def constant(value, dtype=None, shape=None, name=None, _copy=True):
                 from . import array_ops
                 t = array_ops.reshape(t, shape)
             return t
-        value = value._value
+        value = value._host()
     elif isinstance(value, (list, tuple)) and _contains_symbolic(value):
         return constant(convert_to_tensor(value), dtype, shape, name)   # stacked in the graph
     arr = to_array(value, dtype)
@@ -429,6 +493,9 @@ def constant(value, dtype=None, shape=None, name=None, _copy=True):
                                 f"shape {list(shape)}") from None
     graph = context.current_graph()
     if graph is None:
+        if devices.placing:
+            dtype = dtypes.as_dtype(arr.dtype)
+            return EagerTensor(devices.for_dtype(dtype).put(arr), dtype)
         return EagerTensor(arr)
     op = graph.create_op(_CONST, [], {"value": arr},
                          [(TensorShape(arr.shape), dtypes.as_dtype(arr.dtype))], name=name,
@@ -436,7 +503,11 @@ def constant(value, dtype=None, shape=None, name=None, _copy=True):
     return op.outputs[0]
 
 
-def _const_kernel(value):
+def _const_kernel(xp, value):
+    return xp.asarray(value, copy=True)          # `value` is numpy's: onto the device
+
+
+def _host_const_kernel(value):
     return value
 
 
@@ -444,11 +515,11 @@ def _const_infer(inputs, value):
     return [(TensorShape(value.shape), dtypes.as_dtype(value.dtype))]
 
 
-def _capture_kernel():
+def _capture_kernel(xp):
     raise InvalidArgumentError("internal error: a captured value was not fed")
 
 
-def _placeholder_kernel(shape=None, dtype=None, **_):
+def _placeholder_kernel(xp, shape=None, dtype=None, **_):
     raise InvalidArgumentError(
         f"You must feed a value for this placeholder (dtype {dtype.name}, shape "
         f"{TensorShape(shape)})")
@@ -462,11 +533,11 @@ def _no_outputs(inputs, **_):
     return []
 
 
-def _no_op_kernel(*_, **__):
+def _no_op_kernel(xp, *_, **__):
     return None
 
 
-_CONST = register("const", _const_kernel, _const_infer)
+_CONST = register("const", _const_kernel, _const_infer, numpy=_host_const_kernel)
 register("capture", _capture_kernel, None)
 register("placeholder", _placeholder_kernel, _placeholder_infer)
 register("no_op", _no_op_kernel, _no_outputs)

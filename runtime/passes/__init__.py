@@ -15,9 +15,13 @@ built it; executors run the copy). The passes, one module each:
                       memory budget, the cheapest until the planned peak fits)
     quantize          matmul(x, dequantize(q, s)) -> matmul(x, cast(q)) * s, for weights
                       `rt.quantize.weights` quantized (equal up to float32 rounding)
+    placement         each op's device, and `copy` ops where values cross devices (not
+                      optional: it runs, optimizations on or off, once a device other
+                      than cpu:0 is in use)
 
 Pruning, simplification, folding and CSE repeat while folding finds work (pruning first,
-so CSE keeps an op that runs; see _ENABLING); fusion, parallel and memory come last. Each pass
+so CSE keeps an op that runs; see _ENABLING); then placement; fusion, parallel and memory
+come last. Each pass
 is one sweep (or a few) over the ops in order: time linear in the graph's size.
 Every pass rewrites the graph and every sub-graph it owns (cond branches, loop
 bodies, called functions) and returns whether it changed anything.
@@ -77,8 +81,8 @@ def no_collections():
 
 
 def _optimize(graph, passes, memory_budget, timings):
-    from . import (algebraic, constant_folding, cse, fusion, memory, parallel, pruning,
-                   quantize, rematerialization)
+    from . import (algebraic, constant_folding, cse, fusion, memory, parallel, placement,
+                   pruning, quantize, rematerialization)
     enabled = config.get_optimizations() if passes is None else frozenset(passes)
     run = _run if timings is None else functools.partial(_timed, timings)
     simplify = [(name, module) for name, module in [
@@ -103,6 +107,7 @@ def _optimize(graph, passes, memory_budget, timings):
     budget = memory_budget or config.get_memory_budget()
     if budget is not None and enabled:
         rematerialization.fit(graph, budget, lambda g: planned_peak(g, enabled))
+    run("placement", placement, graph)
     for name, module in [("fusion", fusion), ("parallel", parallel), ("memory", memory)]:
         if name in enabled:
             run(name, module, graph)

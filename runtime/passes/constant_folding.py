@@ -81,7 +81,7 @@ def _fold(graph):
             ops.append(op)
             continue
         graph.forget_name(op)
-        consts = [_const_op(graph, a, op.name, op.origin) for a in arrays]
+        consts = [_const_op(graph, a, op.name, op.origin, op.device) for a in arrays]
         ops.extend(consts)
         renamed.update(zip(op.outputs, (c.outputs[0] for c in consts)))
         folded.add(op)
@@ -92,9 +92,10 @@ def _fold(graph):
     return True
 
 
-def _const_op(graph, value, name, origin):
+def _const_op(graph, value, name, origin, device):
     return graph.make_op(registry.get("const"), [], {"value": value},
-                         [(TensorShape(value.shape), as_dtype(value.dtype))], name, origin)
+                         [(TensorShape(value.shape), as_dtype(value.dtype))], name, origin,
+                         device=device)
 
 
 def _fold_into_subgraphs(graph):
@@ -113,7 +114,7 @@ def _fold_into_subgraphs(graph):
                 if id(ph) in read:
                     source = op.inputs[i].op
                     replacements[ph] = _const_op(sub, source.attrs["value"], source.name,
-                                                 source.origin).outputs[0]
+                                                 source.origin, source.device).outputs[0]
             if replacements:
                 after = {ph.op: c.op for ph, c in replacements.items()}
                 sub.ops = [x for o in sub.ops for x in ((o, after[o]) if o in after else (o,))]

@@ -1,7 +1,7 @@
 """Common-subexpression elimination: identical pure operations are computed once.
 
 Two operations are identical when they have the same type, the same input
-tensors, equal attributes and the same control inputs; equal small constants
+tensors, equal attributes, the same control inputs and the same device; equal small constants
 count as identical too. Stateful ops, variable reads and ops owning sub-graphs
 are never merged. The first of a group stays; the others' users read it.
 
@@ -79,7 +79,7 @@ def _key(op):
     if attrs is None:
         return None
     return (op.type, tuple(map(id, op.inputs)), attrs,
-            tuple(map(id, op.control_inputs)) if op.control_inputs else ())
+            tuple(map(id, op.control_inputs)) if op.control_inputs else (), op.device)
 
 
 def _attrs_key(attrs):

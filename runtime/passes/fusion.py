@@ -1,7 +1,8 @@
 """Fusion: a chain (or tree) of elementwise ops becomes one `fused` op.
 
 An elementwise op joins its consumer's group when that consumer is its only
-reader (it is not an output, a control input or read twice by different ops).
+reader (it is not an output, a control input or read twice by different ops) and
+runs on the same device.
 A group of two or more becomes one `fused` op owning a sub-graph of the
 members, named after the group's last op. The executors run the body as one
 kernel: straight-line code whose temporaries are written in place (`out=`, see
@@ -27,7 +28,7 @@ from . import each_graph, rename_inputs
 __all__ = ["run", "FUSED"]
 
 
-def _fused_kernel(*arrays, body):
+def _fused_kernel(xp, *arrays, body):
     from ..codegen_executor import compile_graph
     return compile_graph(body).fn(arrays)[0]
 
@@ -37,7 +38,7 @@ def _fused_infer(inputs, body):
     return [(out.shape, out.dtype)]
 
 
-FUSED = registry.register("fused", _fused_kernel, _fused_infer, fresh=True)
+FUSED = registry.register("fused", _fused_kernel, _fused_infer, fresh=True, container=True)
 
 
 def run(graph):
@@ -66,7 +67,7 @@ def _groups(graph):
         users = readers.get(out, ())
         user = next(iter(users)) if len(users) == 1 else None
         if (user is not None and user in group_of and out not in outputs
-                and op not in controls):
+                and op not in controls and user.device == op.device):
             group = group_of[user]
         else:
             group = []
@@ -116,14 +117,15 @@ def _fused_op(graph, members):
         for t in op.inputs:
             if t not in inside:
                 ph = body.make_op(ph_registry, [], {"shape": t.shape.dims, "dtype": t.dtype},
-                                  [(t.shape, t.dtype)], _ref(t), t.op.origin)
+                                  [(t.shape, t.dtype)], _ref(t), t.op.origin,
+                                  device=root.device)
                 body.ops.append(ph)
                 inside[t] = ph.outputs[0]
                 body.inputs.append(ph.outputs[0])
                 external.append(t)
             inputs.append(inside[t])
         copy = Operation(body, op.opdef, body.unique_name(op.name), inputs, dict(op.attrs), [],
-                         op.origin)
+                         op.origin, op.device)
         copy.original = op.original or op
         copy.outputs = (SymbolicTensor(copy, 0, op.outputs[0].shape, op.outputs[0].dtype),)
         body.ops.append(copy)
@@ -132,7 +134,7 @@ def _fused_op(graph, members):
     body.outputs = [inside[root.outputs[0]]]
     out = root.outputs[0]
     return graph.make_op(FUSED, external, {"body": body}, [(out.shape, out.dtype)], root.name,
-                         root.origin)
+                         root.origin, device=root.device)
 
 
 def _ref(t):

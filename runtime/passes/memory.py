@@ -9,10 +9,11 @@ Annotates operations (shown in the graph's text form, followed by the fast execu
                  of rows and concatenates once, after the loop, instead of copying
                  the growing array every iteration
 
-An array may be reused only when this graph made it (an op declared `fresh`:
-never a constant, an input, a variable's array, or a value a py_function saw or
-an async op still reads) and every value that may view it (reshape, transpose,
-getitem, identity... anything not `fresh` may alias its inputs) is dead.
+Reuse and appends are numpy's (ops on cpu:0). An array may be reused only when this
+graph made it (an op declared `fresh`: never a constant, an input, a variable's array,
+or a value a py_function saw or an async op still reads) and every value that may view
+it (reshape, transpose, getitem, identity... anything not `fresh` may alias its inputs)
+is dead.
 
     graph f(x: f32[1024]) {                        graph f(x: f32[1024]) {
       exp: f32[1024] = exp(x)                        exp: f32[1024] = exp(x)  [free x]
@@ -20,6 +21,7 @@ getitem, identity... anything not `fresh` may alias its inputs) is dead.
       return mul                                     return mul
     }                                              }
 """
+from .. import devices
 from . import each_graph, subgraph_feeds
 
 __all__ = ["run", "plan", "frees", "accumulators", "planned_peak", "trip_count"]
@@ -54,7 +56,7 @@ def plan(graph, owned_inputs=(), escaping=()):
             plan(body, {ph for ph, x in zip(body.inputs, op.inputs) if id(x) in ids})
             continue
         out = op.outputs[0] if len(op.outputs) == 1 else None
-        if out is not None and op.opdef.ufunc is not None and _static(out):
+        if out is not None and op.opdef.ufunc is not None and _static(out) and _on_host(op):
             donor = next((t for t in op.inputs if store.reusable(t, i) and _static(t)
                           and t.shape == out.shape and t.dtype == out.dtype), None)
             if donor is not None:
@@ -85,7 +87,7 @@ class _Storage:
             self._new(t, t in owned_inputs)
         rows = {}
         for i, op in enumerate(graph.ops):
-            if op.type == "while":
+            if op.type == "while" and _on_host(op):
                 found = accumulators(op)
                 if found:
                     _note(op, "append", tuple(sorted(found)))
@@ -149,6 +151,11 @@ class _Storage:
         self.death[b] = max(self.death[b], self.death[o])
         if o in self.escaped:
             self.escaped.add(b)
+
+
+def _on_host(op):
+    """Does `op` run on cpu:0 (numpy arrays: `out=` and growing lists of rows)?"""
+    return devices.resolve(op.device).is_host
 
 
 def _static(t):

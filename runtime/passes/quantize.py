@@ -144,7 +144,7 @@ def _replace(graph, weight, mode, axis):
     def insert(opdef, inputs, attrs, suffix):
         nonlocal at
         op = graph.insert_op(at, opdef, inputs, attrs, opdef.infer(inputs, **attrs),
-                             f"{source.name}_{suffix}", source.origin)
+                             f"{source.name}_{suffix}", source.origin, device=source.device)
         at += 1
         return op
 
@@ -226,7 +226,7 @@ def _fold(graph, op):
     def insert(opdef, inputs, attrs, name):
         nonlocal at
         new = graph.insert_op(at, opdef, inputs, attrs, opdef.infer(inputs, **attrs), name,
-                              op.origin)
+                              op.origin, device=op.device)
         new.original = op.original or op
         at += 1
         return new.outputs[0]

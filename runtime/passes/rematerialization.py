@@ -217,7 +217,8 @@ def _recompute(loop, backward, gets, stacked):
         made, ops = {}, before.setdefault(get, [])
 
         def make(opdef, inputs, attrs, like, name, origin):
-            op = body.make_op(opdef, inputs, attrs, [(like.shape, like.dtype)], name, origin)
+            op = body.make_op(opdef, inputs, attrs, [(like.shape, like.dtype)], name, origin,
+                              device=like.op.device)
             ops.append(op)
             return op
 

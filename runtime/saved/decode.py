@@ -17,6 +17,7 @@ import inspect
 import numpy as np
 
 from .. import context
+from .. import devices
 from .. import dtypes
 from .. import nest
 from ..function import ConcreteFunction, TensorSpec
@@ -242,7 +243,18 @@ class Reader:
             g.n_visible = n
         g.control_outputs = [self.op_named(n, g, f"{where} control_outputs")
                              for n in self.field(d, "control_outputs", list, where)]
+        g.device = self.device(d, where)
         return g
+
+    def device(self, d, where):
+        """The device hint of a graph or operation (None when it has none)."""
+        name = d.get("device")
+        if name is None:
+            return None
+        try:
+            return devices.canonical(name)
+        except (TypeError, ValueError):
+            self.fail(where, f"'device' must be a device name like 'gpu:0', got {name!r}"[:300])
 
     def capture(self, d, g, stack, where):
         inner = self.tensor(self.field(d, "inner", str, where), g, where)
@@ -330,6 +342,7 @@ class Reader:
             self.fail(where, f"the operation name clashes with '{op.name}'")
         if d.get("origin") is None:
             op.origin = None
+        op.device = self.device(d, where)
         op.control_inputs = [self.op_named(n, g, f"{where} control_inputs")
                              for n in self.field(d, "control_inputs", list, where)]
 

@@ -23,6 +23,8 @@ trace that is not plain data; a loaded function ignores values given for it).
 Anything else (a py_function's Python function, a file to print to) is a SaveError, whose
 message is the object's `cannot_save` text when it has one.
 
+An operation's (and a function graph's) "device" is the `rt.device` scope it was traced
+in, a hint: loading never requires that device (without it, the op runs on cpu:0).
 Each operation's "origin" is [file, line, function, source line]: the text of the line
 is saved with it (at most SOURCE_LINE_CHARS), so a loaded graph shows it in errors
 without opening the file. The header's "arrays_sha256" is the `arrays.digest` of the
@@ -32,6 +34,7 @@ import math
 
 import numpy as np
 
+from .. import devices
 from .. import dtypes
 from ..function import TensorSpec
 from ..nest import Slot
@@ -98,6 +101,7 @@ class Writer:
             "outputs": [tensor_ref(t) for t in g.outputs],
             "control_outputs": [op.name for op in g.control_outputs],
             **({} if g.n_visible is None else {"n_visible": g.n_visible}),
+            **({} if g.device is None else {"device": g.device}),
         }
 
     def op(self, op, stack):
@@ -111,7 +115,7 @@ class Writer:
             if t.op.graph is not op.graph:
                 raise SaveError(f"Cannot save {op.describe()}: its input {t.name} is in "
                                 f"another graph")
-        declared_by = op.opdef.infer or op.opdef.kernel      # kernels may be numpy's
+        declared_by = op.opdef.infer or op.opdef.generic or op.opdef.kernel
         module = getattr(declared_by, "__module__", None)
         if module and not module.startswith("runtime."):
             self.op_modules[op.type] = module
@@ -131,6 +135,7 @@ class Writer:
                         for t in op.outputs],
             "origin": None if origin is None else [origin.filename, origin.lineno, origin.name,
                                                    origin.line()[:SOURCE_LINE_CHARS]],
+            **({} if op.device is None else {"device": op.device}),
         }
 
     # -- values ------------------------------------------------------------------------
@@ -211,7 +216,7 @@ class Writer:
 
     def _variable_json(self, index, var):
         key = f"variable{index}"
-        self.arrays[key] = np.asarray(var._value)
+        self.arrays[key] = devices.to_host(var._value)
         return {"name": var._name, "dtype": var.dtype.name, "shape": shape_json(var.shape),
                 "trainable": var.trainable, "value": key}
 

@@ -618,7 +618,7 @@ def rows_of_growing_width(n):
     "memory pass (the defaults) a kernel failing in a loop's row-append is reported as "
     "'operation 'while' ... failed: all input arrays must have the same shape' at the "
     "`while` line; plain executor or RT_OPTIMIZE=0 name 'concat' at the `append` line"))
-def test_a_run_time_failure_in_a_memory_planned_loop_names_the_inner_op():
+def test_a_run_time_failure_in_a_memory_planned_loop_names_the_inner_op(on_cpu):
     with rt.config.options(executor="fast", optimizations=True):
         with pytest.raises(ValueError) as info:
             ag.convert(rows_of_growing_width)(scalar(3))

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 import warnings
 
 import numpy as np
@@ -27,8 +28,10 @@ pytest.importorskip("numba")
 @pytest.fixture(autouse=True)
 def compile_everything(tmp_path_factory):
     """Compile every region before its first run, into this session's cache directory
-    (RT_COMPILE_CACHE's when set, so CI shares one)."""
-    saved = dict(rt.config._state)
+    (RT_COMPILE_CACHE's when set, so CI shares one), on cpu:0 (the tier is CPU-only:
+    graphs on other devices do not lower; see test_devices.py)."""
+    saved, saved_device = dict(rt.config._state), rt.config.get_default_device()
+    rt.config.set_default_device("cpu:0")
     cache = os.environ.get("RT_COMPILE_CACHE") or str(tmp_path_factory.getbasetemp() / "jit")
     rt.config.set_compile_cache_dir(cache)
     rt.config.set_compile_policy("always")
@@ -38,6 +41,7 @@ def compile_everything(tmp_path_factory):
         yield
     finally:
         rt.config._state.update(saved)
+        rt.config.set_default_device(saved_device)
 
 
 def regions_of(name):
@@ -219,6 +223,25 @@ def test_a_loop_that_prints_is_not_compiled_and_the_report_says_why():
     assert int(result) == 5 and out.getvalue() == "step 0\nstep 1\nstep 2\n"
     reasons = [r["reason"] for r in regions_of("noisy") if r["state"] == "not lowered"]
     assert any("print" in reason for reason in reasons), reasons
+
+
+def test_the_report_keeps_the_latest_ops_left_out_when_it_is_full(monkeypatch):
+    monkeypatch.setattr(compiled, "_NOT_LOWERED_KEPT", 2)
+    monkeypatch.setattr(compiled, "_not_lowered", {})
+
+    @ag.convert(jit_compile=True)
+    def noisy_late(n):
+        for i in range(n):
+            print("step", i)
+        return n
+
+    for i in range(3):
+        op = types.SimpleNamespace(type="add", name=f"add_{i}", origin=None)
+        compiled.not_lowered("filler", op, "an earlier graph's op")
+    with contextlib.redirect_stdout(io.StringIO()):
+        noisy_late(rt.constant(1))
+    assert len(compiled._not_lowered) == 2
+    assert any("print" in (r["reason"] or "") for r in regions_of("noisy_late"))
 
 
 def test_a_failing_index_in_compiled_code_raises_the_ops_error_at_the_users_line():
@@ -468,7 +491,7 @@ def test_a_second_process_loads_compiled_regions_from_the_disk_cache(tmp_path):
         print(sum(sum(r.fn.stats.cache_hits.values()) for r in regions),
               sum(sum(r.fn.stats.cache_misses.values()) for r in regions))
     """ % str(tmp_path))
-    env = {k: v for k, v in os.environ.items() if k != "RT_EXECUTOR"}
+    env = {k: v for k, v in os.environ.items() if k not in ("RT_EXECUTOR", "RT_DEVICE")}
     first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                            env=env)
     second = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

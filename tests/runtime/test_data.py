@@ -39,6 +39,10 @@ def gen_source(n):
     return Dataset.from_generator(gen, output_signature=rt.TensorSpec([], rt.int64))
 
 
+def rows(t):
+    return Dataset.from_tensor_slices(t)
+
+
 # -- transformations: eager iteration against plain Python ------------------------------------
 
 X = np.arange(10)
@@ -85,6 +89,44 @@ X = np.arange(10)
     (lambda: gen_source(3).map(lambda v: rt.stack([v, v])).unbatch(), [0, 0, 1, 1, 2, 2]),
     (lambda: Dataset.from_tensor_slices(X).map(lambda v: (v, -v)).batch(3).take(1),
      [([0, 1, 2], [0, -1, -2])]),
+    (lambda: Dataset.range(3).concatenate(Dataset.range(10, 12)), [0, 1, 2, 10, 11]),
+    (lambda: Dataset.range(3).concatenate(Dataset.range(10, 12)).batch(2),
+     [[0, 1], [2, 10], [11]]),
+    (lambda: gen_source(2).concatenate(Dataset.range(5, 7)).concatenate(gen_source(1)),
+     [0, 1, 5, 6, 0]),
+    (lambda: Dataset.range(3).map(lambda v: v * 2).concatenate(gen_source(2)), [0, 2, 4, 0, 1]),
+    (lambda: Dataset.range(2).concatenate(Dataset.range(3).repeat()).take(6),
+     [0, 1, 0, 1, 2, 0]),
+    (lambda: Dataset.range(10).shard(3, 0), [0, 3, 6, 9]),
+    (lambda: Dataset.range(10).shard(3, 2), [2, 5, 8]),
+    (lambda: Dataset.range(10).shard(3, 1).batch(2), [[1, 4], [7]]),
+    (lambda: gen_source(10).shard(4, 1), [1, 5, 9]),
+    (lambda: Dataset.range(5).repeat().shard(2, 1).take(4), [1, 3, 0, 2]),
+    (lambda: Dataset.range(1, 5).map(lambda n: rt.fill([n], n)).padded_batch(2),
+     [[[1, 0], [2, 2]], [[3, 3, 3, 0], [4, 4, 4, 4]]]),
+    (lambda: Dataset.range(1, 5).map(lambda n: rt.fill([n], n)).padded_batch(2, 5, -1),
+     [[[1, -1, -1, -1, -1], [2, 2, -1, -1, -1]], [[3, 3, 3, -1, -1], [4, 4, 4, 4, -1]]]),
+    (lambda: Dataset.range(1, 4).map(lambda n: rt.fill([n], n)).padded_batch(
+        2, drop_remainder=True), [[[1, 0], [2, 2]]]),
+    (lambda: Dataset.zip(Dataset.range(1, 3).map(lambda n: rt.fill([n], n)), Dataset.range(
+        2)).padded_batch(2, ([3], []), (7, 0)), [([[1, 7, 7], [2, 2, 7]], [0, 1])]),
+    (lambda: Dataset.from_tensor_slices(X[:5]).padded_batch(2), [[0, 1], [2, 3], [4]]),
+    (lambda: Dataset.range(5).map(lambda v: v * v).cache(), [0, 1, 4, 9, 16]),
+    (lambda: gen_source(4).cache().batch(3), [[0, 1, 2], [3]]),
+    (lambda: Dataset.from_tensor_slices([[1, 2, 3], [4, 5, 6]]).flat_map(rows),
+     [1, 2, 3, 4, 5, 6]),
+    (lambda: Dataset.range(4).flat_map(lambda n: Dataset.range(n)), [0, 0, 1, 0, 1, 2]),
+    (lambda: gen_source(3).flat_map(lambda n: gen_source(2).map(lambda v: v + 10 * n)),
+     [0, 1, 10, 11, 20, 21]),
+    (lambda: Dataset.range(1, 6).interleave(lambda x: Dataset.from_tensors(x).repeat(6),
+                                            cycle_length=2, block_length=4),
+     [1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5]),
+    (lambda: Dataset.range(4).interleave(lambda n: Dataset.range(10 * n, 10 * n + n),
+                                         cycle_length=3),
+     [10, 20, 30, 21, 31, 32]),
+    (lambda: Dataset.range(3).interleave(lambda n: Dataset.range(n), cycle_length=1),
+     [0, 0, 1]),
+    (lambda: Dataset.range(3).apply(lambda ds: ds.map(lambda v: v + 1)), [1, 2, 3]),
 ], ids=itertools.count())
 def test_transformations_give_the_elements_python_gives(make, want):
     assert values(make()) == want
@@ -142,6 +184,193 @@ def test_cardinality_and_len():
         len(gen_source(3))
 
 
+def test_cardinality_and_len_of_the_tensorflow_additions():
+    ten = Dataset.range(10)
+    known = {"concatenate": ten.concatenate(Dataset.range(5)), "shard": ten.shard(3, 0),
+             "shard last": ten.shard(3, 2), "padded": ten.map(lambda v: rt.fill([v], v))
+             .padded_batch(4), "padded drop": ten.padded_batch(4, drop_remainder=True),
+             "cache": ten.map(lambda v: v * 2).cache()}
+    assert {k: len(d) for k, d in known.items()} == {
+        "concatenate": 15, "shard": 4, "shard last": 3, "padded": 3, "padded drop": 2,
+        "cache": 10}
+    unknown = [ten.flat_map(lambda v: Dataset.range(v)), ten.interleave(
+        lambda v: Dataset.range(v), cycle_length=2), ten.concatenate(gen_source(2)),
+        gen_source(5).shard(2, 1), gen_source(5).cache()]
+    assert [int(d.cardinality()) for d in unknown] == [rt.data.UNKNOWN_CARDINALITY] * 5
+    infinite = [ten.repeat().concatenate(ten), ten.concatenate(ten.repeat()),
+                ten.repeat().shard(2, 0), ten.repeat().cache()]
+    assert [int(d.cardinality()) for d in infinite] == [rt.data.INFINITE_CARDINALITY] * 4
+    for data in unknown[:1] + infinite[:1]:
+        with pytest.raises(TypeError, match="unknown|infinite"):
+            len(data)
+
+
+# -- cache ---------------------------------------------------------------------------------------
+
+def counted_source(n, calls):
+    def gen():
+        calls.append(1)
+        yield from range(n)
+    return Dataset.from_generator(gen, output_signature=rt.TensorSpec([], rt.int64))
+
+
+def test_cache_runs_the_pipeline_before_it_only_on_the_first_full_pass():
+    calls = []
+    data = counted_source(4, calls).map(lambda v: v * 2).cache()
+    assert values(data.take(2)) == [0, 2] and len(calls) == 1     # unfinished: not kept
+    assert orders(data) == [[0, 2, 4, 6]] * 3 and len(calls) == 2
+    assert orders(data.batch(3), 2) == [[[0, 2, 4], [6]]] * 2 and len(calls) == 2
+
+
+def test_cache_after_shuffle_keeps_one_order_and_shuffle_after_cache_reshuffles():
+    kept = orders(Dataset.range(12).shuffle(12, seed=3).cache())
+    assert kept[0] == kept[1] == kept[2] != list(range(12))
+    calls = []
+    reshuffled = orders(counted_source(12, calls).cache().shuffle(12, seed=3))
+    assert len({tuple(o) for o in reshuffled}) == 3 and len(calls) == 1
+    assert all(sorted(o) == list(range(12)) for o in reshuffled)
+
+
+def test_a_pass_begun_before_the_cache_is_complete_reads_the_pipeline():
+    calls = []
+    data = counted_source(3, calls).cache()
+    pairs = values(Dataset.zip(data, data))       # two passes at once: both pull
+    assert pairs == [(0, 0), (1, 1), (2, 2)] and len(calls) == 2
+    assert values(data) == [0, 1, 2] and len(calls) == 2
+
+
+def test_a_cache_file_is_written_by_the_first_full_pass_and_read_by_later_data_sets(tmp_path):
+    calls = []
+
+    def ragged():
+        calls.append(1)
+        yield from ([1, 2, 3], [4], np.zeros(0, np.int64))
+
+    def make():
+        source = Dataset.from_generator(ragged, output_signature=rt.TensorSpec([None], rt.int64))
+        return Dataset.zip(source, Dataset.range(3)).cache(str(tmp_path / "cache"))
+
+    want = [([1, 2, 3], 0), ([4], 1), ([], 2)]
+    assert values(make()) == want and calls == [1]
+    assert values(make()) == want and calls == [1]            # a new program would, too
+    assert int(rt.function(lambda: make().reduce(
+        np.int64(0), lambda s, e: s + rt.reduce_sum(e[0]) + e[1]))()) == 13     # in a graph
+    assert calls == [1]
+    with pytest.raises(rt.errors.InvalidArgumentError,
+                       match="cache: the file .*cache' does not hold elements of the data set "
+                             "cached at .*test_data.py.*remove it"):
+        values(Dataset.range(3).cache(str(tmp_path / "cache")))
+    (tmp_path / "junk").write_bytes(b"not an npz file")
+    with pytest.raises(rt.errors.InvalidArgumentError, match="does not hold elements"):
+        values(Dataset.range(3).cache(str(tmp_path / "junk")))
+
+
+# -- padded_batch, concatenate, shard, flat_map, interleave: their errors ------------------------
+
+def test_padded_batch_pads_each_component_to_its_shape():
+    def ragged():
+        yield [1, 2, 3], [10]
+        yield [4, 5], [11, 12]
+
+    data = Dataset.from_generator(ragged, output_signature=(
+        rt.TensorSpec([None], rt.int32), rt.TensorSpec([None], rt.int32)))
+    padded = data.padded_batch(2, padded_shapes=([4], [None]), padding_values=(-1, 100))
+    assert values(padded) == [([[1, 2, 3, -1], [4, 5, -1, -1]], [[10, 100], [11, 12]])]
+    assert [s.shape.as_list() for s in padded.element_spec] == [[None, 4], [None, None]]
+    words = Dataset.range(1, 4).map(lambda n: rt.cast(rt.fill([n, 2], n), rt.float32))
+    assert values(words.padded_batch(3, padding_values=0.5))[0][0] == [
+        [1, 1], [0.5, 0.5], [0.5, 0.5]]
+
+
+def test_padded_batch_errors_name_the_shapes():
+    lengths = Dataset.range(1, 5).map(lambda n: rt.fill([n], n))
+    with pytest.raises(rt.errors.InvalidArgumentError,
+                       match=r"padded_batch: an element has shape \(3,\), which does not fit "
+                             r"the padded shape \(2,\)"):
+        values(lengths.padded_batch(2, padded_shapes=[2]))
+    with pytest.raises(ValueError, match=r"padded shape \(2, 2\) does not fit the component "
+                                         r"shape \(None,\)"):
+        lengths.padded_batch(2, padded_shapes=[2, 2])
+    with pytest.raises(ValueError, match="structure of the elements"):
+        lengths.padded_batch(2, padded_shapes=([2], [3]))
+    with pytest.raises(TypeError, match="scalar of the component's dtype int64"):
+        lengths.padded_batch(2, padding_values=rt.constant(1.5))
+    unknown = Dataset.from_generator(lambda: iter([[1]]), output_signature=rt.TensorSpec(
+        None, rt.int32))
+    with pytest.raises(ValueError, match="padded_shapes must be given"):
+        unknown.padded_batch(2)
+
+
+def test_concatenate_joins_element_specs_and_refuses_other_dtypes():
+    a = Dataset.from_tensor_slices(np.zeros((2, 3)))
+    joined = a.concatenate(Dataset.from_tensor_slices(np.ones((1, 4))))
+    assert joined.element_spec.shape.as_list() == [None]
+    assert values(joined) == [[0.0] * 3, [0.0] * 3, [1.0] * 4]
+    with pytest.raises(TypeError, match="concatenate: the data sets' elements differ in dtype"):
+        a.concatenate(Dataset.range(3))
+    with pytest.raises(TypeError, match="differ in structure"):
+        a.concatenate(Dataset.zip(a, a))
+    with pytest.raises(TypeError, match="concatenate takes a data set"):
+        a.concatenate([1, 2])
+
+
+def test_shard_arguments_are_checked_as_tensorflow_does():
+    with pytest.raises(rt.errors.InvalidArgumentError, match="num_shards must be positive"):
+        Dataset.range(4).shard(0, 0)
+    with pytest.raises(rt.errors.InvalidArgumentError, match=r"index must be in \[0, "
+                                                             r"num_shards\), got index 3"):
+        Dataset.range(4).shard(3, 3)
+
+
+def test_flat_map_and_interleave_errors_name_the_transformation():
+    with pytest.raises(TypeError, match="flat_map: the function must return a data set"):
+        Dataset.range(3).flat_map(lambda v: v + 1)
+    with pytest.raises(TypeError, match="interleave needs a function"):
+        Dataset.range(3).interleave(3)
+    with pytest.raises(ValueError, match="interleave: cycle_length must be a positive int"):
+        Dataset.range(3).interleave(lambda v: Dataset.range(v), cycle_length=0)
+    with pytest.raises(TypeError, match="cache: filename must be a path"):
+        Dataset.range(3).cache(3)
+
+
+def test_a_flat_map_function_runs_once_per_trace_not_once_per_element():
+    made = []
+
+    def expand(n):
+        made.append(1)
+        return Dataset.range(n)
+
+    data = Dataset.range(5).flat_map(expand)
+    assert values(data) == [0, 0, 1, 0, 1, 2, 0, 1, 2, 3] and len(made) == 2   # start, next
+    values(data)
+    assert len(made) == 2
+
+
+# -- reduce --------------------------------------------------------------------------------------
+
+def test_reduce_gives_the_final_state_eagerly_and_in_graphs():
+    def stats(data):
+        return data.reduce((np.int64(0), np.float64(0.0)), lambda s, x: (s[0] + 1, s[1] + x))
+
+    data = Dataset.from_tensor_slices(np.arange(1.0, 6.0))
+    assert [float(t) for t in stats(data)] == [5, 15.0]
+    assert [float(t) for t in rt.function(stats)(data)] == [5, 15.0]
+    assert int(Dataset.range(5).reduce(np.int64(0), lambda x, _: x + 1)) == 5
+    assert int(Dataset.range(0).reduce(np.int64(7), lambda x, y: x + y)) == 7
+    assert int(Dataset.range(5).reduce(0, lambda x, y: x + y)) == 10    # a number adapts
+
+
+def test_reduce_relaxes_a_state_that_changes_shape_and_keeps_its_dtypes():
+    grown = Dataset.range(4).reduce(rt.zeros([0], rt.int64), lambda s, x: rt.concat(
+        [s, rt.reshape(x, [1])], 0))
+    assert grown.numpy().tolist() == [0, 1, 2, 3]
+    with pytest.raises(TypeError, match="reduce: the function must keep the state's dtypes: "
+                                        "float32 in the initial state, float64 returned"):
+        Dataset.from_tensor_slices(np.arange(3.0)).reduce(rt.constant(0.0), lambda s, x: s + x)
+    with pytest.raises(TypeError, match="reduce: the function must return the structure"):
+        Dataset.range(3).reduce((np.int64(0), np.int64(0)), lambda s, x: s[0] + x)
+
+
 # -- shuffle ---------------------------------------------------------------------------------
 
 def orders(ds, passes=3):
@@ -184,7 +413,8 @@ def test_shuffle_order_is_tensorflows_buffer_fed_element_by_element():
         buffer[j], buffer[-1] = buffer[-1], buffer[j]
         return buffer.pop()
 
-    for n, k, seed in itertools.product([0, 1, 5, 17, 64], [1, 2, 7, 64, 100], [0, -3, 99]):
+    cases = list(itertools.product([0, 1, 5, 17, 64, 300], [1, 2, 7, 64, 100, 299], [0, -3]))
+    for n, k, seed in cases + [(70000, 69000, 5), (70000, 300, 6)]:    # slots past 2**16
         t = np.arange(n)
         draws = data_ops._draws(np.int64(seed), t, np.minimum(k, n - t)).tolist()
         got = data_ops.shuffle_order(n, np.int64(seed), k).numpy().tolist()
@@ -222,6 +452,13 @@ def test_a_copied_data_set_continues_its_own_passes():
     values(data)
     copied = copy.deepcopy(data)
     assert values(copied) == values(data)
+    calls = []
+    cached = counted_source(3, calls).cache()
+    values(cached)
+    copied = copy.deepcopy(cached)
+    assert values(copied) == [0, 1, 2] and len(calls) == 1       # the cache it had
+    unfilled = copy.deepcopy(counted_source(3, calls).cache())
+    assert values(unfilled) == values(unfilled) == [0, 1, 2] and len(calls) == 2
 
 
 def test_shuffle_draws_are_uniform():

@@ -803,7 +803,7 @@ def test_tape_gradients_of_a_converted_loop():
 @bug("runtime/codegen_executor.py: rank-0 integer ops run as numpy scalar operators, which "
      "check overflow (a RuntimeWarning; FloatingPointError under np.errstate(over='raise')); "
      "the kernels on 0-d arrays (eagerly, plain executor) wrap silently")
-def test_rank0_integer_overflow_wraps_silently_in_every_mode():
+def test_rank0_integer_overflow_wraps_silently_in_every_mode(on_cpu):
     with np.errstate(over="raise"):
         agree(lambda a, b: (a + b, a * b), I32(2**31 - 1), I32(2))
 

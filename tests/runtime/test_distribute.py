@@ -29,15 +29,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def running_cluster(processes):
     """A client of a 2-worker LocalCluster tuned as default_client()'s, closed after use."""
     pytest.importorskip("distributed")
+    import dask
     from runtime.distribute import cluster
-    local = cluster.local_cluster(2, processes=processes)
-    client = cluster.connect(local, processes=processes)
-    try:
-        client.wait_for_workers(2, timeout=120)
-        yield client
-    finally:
-        client.close()
-        local.close()
+    # A LocalCluster drops a worker that died and is not back within the lost-worker
+    # timeout (15 s): on a loaded machine a killed worker's restart takes longer than that.
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "300s"}):
+        local = cluster.local_cluster(2, processes=processes)
+        client = cluster.connect(local, processes=processes)
+        try:
+            client.wait_for_workers(2, timeout=120)
+            yield client
+        finally:
+            client.close()
+            local.close()
 
 
 @pytest.fixture(scope="module")
@@ -393,12 +397,13 @@ def killing_a_worker(client, call, prefix="rt.distribute.map"):
         except Exception as e:  # noqa: BLE001 - returned to the test
             outcome["error"] = e
 
+    pids = client.run(os.getpid)        # asked first: the kill follows the sighting at once
     thread = threading.Thread(target=run)
     thread.start()
     try:
         wait_until(lambda: any(our_tasks(client, prefix).values()))
         victim = next(w for w, keys in our_tasks(client, prefix).items() if keys)
-        pid = client.run(os.getpid, workers=[victim])[victim]
+        pid = pids[victim]
         os.kill(pid, signal.SIGKILL)
     finally:
         thread.join(timeout=300)
@@ -450,7 +455,7 @@ def test_a_task_whose_workers_keep_dying_raises_worker_error(process_client):
         previous, dask_scheduler.allowed_failures = dask_scheduler.allowed_failures, failures
         return previous
 
-    n = spin_steps(0.25)
+    n = spin_steps(1.0)         # long enough that the kill lands in a task on a loaded machine
     inputs = [(rt.constant(np.full(4, float(i))), rt.constant(n)) for i in range(4)]
     previous = process_client.run_on_scheduler(allow, 0)    # the first death is too many
     try:

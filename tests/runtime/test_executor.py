@@ -7,7 +7,7 @@ import runtime as rt
 from runtime.executor import Plan, plan_for
 
 
-def test_an_intermediate_is_freed_once_its_last_consumer_has_run():
+def test_an_intermediate_is_freed_once_its_last_consumer_has_run(on_cpu):
     refs, alive_later = [], []
 
     def remember(t):                       # the last consumer of `doubled`
@@ -41,7 +41,7 @@ def _ops_by_name(plan):
     return {step.op.name: step for step in plan.steps}
 
 
-def test_plan_steps_free_each_slot_after_its_last_reader():
+def test_plan_steps_free_each_slot_after_its_last_reader(on_cpu):
     g = rt.Graph()
     with g.as_default():
         x = rt.placeholder(rt.float32, [2], name="x")

@@ -13,7 +13,7 @@ def _program(f, *args):
     return codegen_executor.compile_graph(graph)
 
 
-def test_a_graph_compiles_once_into_straight_line_source():
+def test_a_graph_compiles_once_into_straight_line_source(on_cpu):
     @rt.function
     def f(x, n):
         def body(i, acc):
@@ -33,7 +33,7 @@ def test_a_graph_compiles_once_into_straight_line_source():
     check_same_results(f, *args)
 
 
-def test_a_converted_loops_break_flag_stays_a_python_bool():
+def test_a_converted_loops_break_flag_stays_a_python_bool(on_cpu):
     import autograph as ag
 
     def first_multiple(n, k):

@@ -436,7 +436,7 @@ def test_threads_share_one_function_and_each_signature_is_traced_once():
     assert sorted(log, key=str) == [rt.TensorShape([2]), rt.TensorShape([3])]
 
 
-def test_optimized_graph_is_the_graph_that_runs_under_the_current_settings():
+def test_optimized_graph_is_the_graph_that_runs_under_the_current_settings(on_cpu):
     @rt.function
     def f(x):
         unused = x * 3.0                            # noqa: F841 - pruned

@@ -301,7 +301,7 @@ def _loop_gradients(x, w, steps):
 
 
 @pytest.mark.parametrize("executor", ["fast", "plain"])
-def test_a_loop_holds_what_its_gradient_reads_once(executor):
+def test_a_loop_holds_what_its_gradient_reads_once(executor, on_cpu):
     import tracemalloc
     steps, size = 200, 4096
     x = rt.constant(np.linspace(-1, 1, size, dtype=np.float32))

@@ -76,7 +76,7 @@ def optimized():
 
 @pytest.mark.parametrize("names", [ALL, ALL | {"rematerialization"},
                                    ALL - {"fusion", "memory"}])
-def test_planned_peak_of_a_loop_gradient_is_what_tracemalloc_measures(names):
+def test_planned_peak_of_a_loop_gradient_is_what_tracemalloc_measures(names, on_cpu):
     f = rt.function(loop_gradients)
     with rt.config.options(optimizations=names):
         measured, _ = measured_peak(f, X, W)
@@ -140,7 +140,7 @@ def test_trip_count_of_a_bounded_loop_and_of_an_unknown_one():
 
 # -- the budget -------------------------------------------------------------------------------
 
-def test_budgets_the_plan_fits_are_kept_and_results_do_not_change():
+def test_budgets_the_plan_fits_are_kept_and_results_do_not_change(on_cpu):
     reference = values(rt.function(loop_gradients)(X, W))
     unbudgeted, _ = measured_peak(rt.function(loop_gradients), X, W)
     for budget in (7 * ONE // 2, 5 * ONE // 2, 3 * ONE // 2):
@@ -187,7 +187,7 @@ def test_an_unknown_peak_recomputes_all_it_can_and_says_so():
     assert stacks(f, X, W, rt.constant(STEPS)) == 1
 
 
-def test_the_configured_budget_and_options_apply_to_every_function():
+def test_the_configured_budget_and_options_apply_to_every_function(on_cpu):
     f = rt.function(loop_gradients)
     assert stacks(f, X, W) == 4
     with rt.config.options(memory_budget=3 * ONE // 2):
@@ -214,7 +214,7 @@ def test_bad_budgets_are_errors():
     assert rt.config.get_memory_budget() is None
 
 
-def test_a_method_keeps_its_functions_budget():
+def test_a_method_keeps_its_functions_budget(on_cpu):
     class Model:
         @rt.function(memory_budget=3 * ONE // 2)
         def grads(self, x, w):

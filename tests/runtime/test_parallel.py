@@ -62,7 +62,7 @@ def test_independent_chains_interleave_and_run_async(small_heavy):
     check_same_results(two_chains, *args)
 
 
-def test_heavy_ops_run_on_pool_threads(small_heavy, monkeypatch):
+def test_heavy_ops_run_on_pool_threads(small_heavy, monkeypatch, on_cpu):
     threads = []
     kernel = rt.ops.registry.get("matmul").kernel
 

@@ -11,7 +11,7 @@ import runtime as rt
 from pass_testing import before_after, check_same_results, expect
 
 
-def test_a_dead_intermediate_takes_the_next_result():
+def test_a_dead_intermediate_takes_the_next_result(on_cpu):
     def f(x):
         e = rt.exp(x)
         return e * e
@@ -32,7 +32,7 @@ def test_a_dead_intermediate_takes_the_next_result():
     check_same_results(f, rt.constant(np.linspace(-2, 2, 1024, dtype=np.float32)))
 
 
-def test_inputs_variables_and_arrays_seen_through_views_are_never_written():
+def test_inputs_variables_and_arrays_seen_through_views_are_never_written(on_cpu):
     v = rt.Variable(np.ones(4, np.float32), name="v")
 
     def f(x):
@@ -84,7 +84,7 @@ def test_arrays_a_py_function_saw_are_not_reused():
         np.testing.assert_array_equal(seen[0].numpy(), np.exp(np.float32([0.0, 1.0, 2.0])))
 
 
-def test_a_loop_growing_a_tensor_by_rows_appends_them():
+def test_a_loop_growing_a_tensor_by_rows_appends_them(on_cpu):
     def f(xs):
         def body(i, rows):
             return i + 1, rt.concat([rows, rt.expand_dims(rt.sin(xs[i]), 0)], 0)
@@ -97,7 +97,7 @@ def test_a_loop_growing_a_tensor_by_rows_appends_them():
     np.testing.assert_array_equal(check_same_results(f, rt.constant(xs))[0], np.sin(xs))
 
 
-def test_a_growing_tensor_read_otherwise_in_the_loop_is_not_appended():
+def test_a_growing_tensor_read_otherwise_in_the_loop_is_not_appended(on_cpu):
     """Here the loop also hands the tensor, as it was, to another loop variable: no rows
     may be appended apart (that variable would see the tensor's first value)."""
     def f(n):
@@ -114,7 +114,7 @@ def test_a_growing_tensor_read_otherwise_in_the_loop_is_not_appended():
     np.testing.assert_array_equal(before, [0.0, 1.0, 2.0])
 
 
-def test_an_elementwise_chain_peaks_at_one_array_beyond_its_input():
+def test_an_elementwise_chain_peaks_at_one_array_beyond_its_input(on_cpu):
     @rt.function
     def chain(x):
         a = x * 2.0

@@ -7,7 +7,7 @@ from pass_testing import before_after, check_same_results, expect
 SCALAR = rt.TensorSpec([], rt.float32)
 
 
-def test_an_unused_op_goes_and_a_print_stays():
+def test_an_unused_op_goes_and_a_print_stays(on_cpu):
     def f(x):
         rt.exp(x)                               # nothing reads it
         rt.print("x is", x)                     # stateful: always runs

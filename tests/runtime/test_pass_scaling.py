@@ -51,20 +51,21 @@ def _with_gradients(f):
 def test_random_graphs_optimize_as_one_edit_at_a_time(program, gradients, threads):
     steps, outputs = program
     note(f"steps={steps!r}\noutputs={outputs!r}")
-    var = rt.Variable(np.arange(12, dtype=np.float32).reshape(3, 4) / 10)
-    f = interpret(steps, outputs, var)
-    if gradients:
-        f = _with_gradients(f)
-    graph = rt.function(f).get_concrete_function(*_specs()).graph
-    saved = passes.parallel.HEAVY, passes.parallel.PARALLEL_MATMULS
-    passes.parallel.HEAVY, passes.parallel.PARALLEL_MATMULS = 10, True   # mark some async
-    try:
-        with rt.config.options(inter_op_threads=threads):
+    # (on cpu:0: the edit-at-a-time reference has no placement pass)
+    with rt.config.options(inter_op_threads=threads, default_device="cpu:0"):
+        var = rt.Variable(np.arange(12, dtype=np.float32).reshape(3, 4) / 10)
+        f = interpret(steps, outputs, var)
+        if gradients:
+            f = _with_gradients(f)
+        graph = rt.function(f).get_concrete_function(*_specs()).graph
+        saved = passes.parallel.HEAVY, passes.parallel.PARALLEL_MATMULS
+        passes.parallel.HEAVY, passes.parallel.PARALLEL_MATMULS = 10, True   # some async
+        try:
             for enabled in (rt.config.DEFAULT_PASSES, ALL):
                 new, old = optimized_both_ways(graph, enabled)
                 assert new == old
-    finally:
-        passes.parallel.HEAVY, passes.parallel.PARALLEL_MATMULS = saved
+        finally:
+            passes.parallel.HEAVY, passes.parallel.PARALLEL_MATMULS = saved
 
 
 def unrolled(x, n):
@@ -121,7 +122,7 @@ def test_folding_a_long_chain_of_constants_in_one_sweep():
     assert [op.type for op in folded.ops] == ["placeholder", "const", "add"]
 
 
-def test_fusing_many_groups_keeps_each_in_its_place():
+def test_fusing_many_groups_keeps_each_in_its_place(on_cpu):
     def f(x, y):
         for _ in range(100):                 # a group per step: its matmul splits them
             x = rt.matmul(rt.tanh(x * 2.0 + 1.0), y)
