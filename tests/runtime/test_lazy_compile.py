@@ -114,3 +114,28 @@ def test_jit_compile_graphs_are_never_interpreted(compiles):
 
     assert float(scaled(rt.constant(2.0))) == 7.0
     assert compiles == ["scaled"]
+
+
+def test_device_arrays_fed_to_a_first_run_reach_it_on_the_cpu_and_placed_graphs_compile(
+        compiles, on_cpu):
+    pytest.importorskip("array_api_strict")
+
+    @rt.function
+    def double(x):
+        return x * 2.0
+
+    @rt.function
+    def halve(x):
+        with rt.device("strict:1"):
+            return x / 2.0
+
+    with rt.device("strict:0"):
+        x = rt.constant([1.0, 3.0])          # a strict:0 array, fed to cpu:0 ops
+    first = double(x)
+    assert compiles == [] and first.device == "cpu:0"
+    np.testing.assert_array_equal(first.numpy(), [2.0, 6.0])
+    np.testing.assert_array_equal(double(x).numpy(), [2.0, 6.0])
+    assert compiles == ["double"]
+    half = halve(x)                          # ops on strict:1: placed, so compiled first
+    assert compiles == ["double", "halve"]
+    np.testing.assert_array_equal(half.numpy(), [0.5, 1.5])
