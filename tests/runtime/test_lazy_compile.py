@@ -5,7 +5,9 @@ By default the fast executor runs the first run of a small loop-free graph step 
 as traced (the plain executor), and optimizes and compiles it for its second run; graphs
 with loops, or holding many elements, compile before their first run. Either way a call
 gives the same values, printed text and errors. (The suites otherwise run with lazy
-compiling off, tests/conftest.py, so that they test the executor they name.)
+compiling off, tests/conftest.py, so that they test the executor they name.) Graphs with
+ops on another device than cpu:0 compile (and are placed) first: these tests run with
+cpu:0 as the default device, whatever RT_DEVICE says.
 """
 import contextlib
 import io
@@ -16,6 +18,8 @@ import pytest
 import autograph as ag
 import runtime as rt
 from runtime import codegen_executor
+
+pytestmark = pytest.mark.usefixtures("on_cpu")
 
 
 @pytest.fixture
@@ -117,7 +121,7 @@ def test_jit_compile_graphs_are_never_interpreted(compiles):
 
 
 def test_device_arrays_fed_to_a_first_run_reach_it_on_the_cpu_and_placed_graphs_compile(
-        compiles, on_cpu):
+        compiles):
     pytest.importorskip("array_api_strict")
 
     @rt.function
