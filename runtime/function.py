@@ -48,7 +48,6 @@ from .variables import Variable, creation_rule
 __all__ = ["function", "Function", "ConcreteFunction", "TensorSpec"]
 
 _log = logging.getLogger(__name__)
-_DTYPE_OF = dtypes._BY_NP                   # numpy dtype -> DType
 
 
 class TensorSpec:
@@ -117,6 +116,8 @@ class ConcreteFunction:
         self._arg_template = arg_template      # (args, kwargs) with TensorSpec leaves
         self.name = name
         self._single = isinstance(output_template, nest.Slot)
+        self._single_dtype = (graph.outputs[output_template.index].dtype if self._single
+                              else None)       # the one result's DType, as traced
         self._captures = []                   # the captured outer tensors (cached)
         self._call_attrs = {"f": graph}
         self._last_call = 0                   # the Function's call count when last used
@@ -184,8 +185,10 @@ class ConcreteFunction:
                                               e) from e
         if self._single:
             v = outs[self._output_template.index]
-            dtype = _DTYPE_OF.get(v.dtype) if type(v) is np.ndarray else None
-            return registry.eager_tensor(v) if dtype is None else EagerTensor(v, dtype)
+            dtype = self._single_dtype
+            if type(v) is np.ndarray and v.dtype is dtype._np:     # (numpy's own dtype)
+                return EagerTensor(v, dtype)
+            return registry.eager_tensor(v)
         return self._structured(list(map(registry.eager_tensor, outs)))
 
     def _capture_list(self):
@@ -318,13 +321,13 @@ def _signature_key():
 
 def _direct_key(args):
     """The dispatch cache's key of positional arguments: the `rt.device` scope's name and
-    each one's dtype and shape, or None unless all are eager tensors."""
+    each one's dtype (its name: names DTypes one to one, and hashes faster) and shape, or
+    None unless all are eager tensors."""
     key = (context.device_name(),)
     for a in args:
         if type(a) is not EagerTensor:
             return None
-        v = a._value
-        key += (a._dtype, v.shape)
+        key += (a._dtype.name, a._value.shape)
     return key
 
 
