@@ -1,6 +1,8 @@
 """The public API: convert, to_graph, to_code, do_not_convert, set_loop_options."""
 import functools
 import inspect
+import types
+import warnings
 
 import runtime as rt
 
@@ -25,6 +27,8 @@ def to_graph(func, recursive=True):
     """
     func = _function_of(func)
     options = conversion.ConversionOptions(recursive=recursive)
+    if conversion.is_unconverted(func):
+        return func
     if isinstance(func, staticmethod):
         return staticmethod(to_graph(func.__func__, recursive))
     if isinstance(func, classmethod):
@@ -32,6 +36,8 @@ def to_graph(func, recursive=True):
     if isinstance(func, functools.partial):
         return functools.partial(to_graph(func.func, recursive), *func.args, **func.keywords)
     if inspect.ismethod(func):
+        if not inspect.isfunction(func.__func__):      # types.MethodType(callable, owner)
+            return types.MethodType(to_graph(func.__func__, recursive), func.__self__)
         return conversion.convert(func.__func__, options).__get__(func.__self__)
     if inspect.isfunction(func):
         return conversion.convert(func, options)
@@ -115,20 +121,39 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
     return function
 
 
-def do_not_convert(func):
-    """Mark `func` so that converted code calls it as it is (a decorator; returns `func`)."""
-    func.__ag_do_not_convert__ = True
-    return func
+def do_not_convert(func=None):
+    """`func`, wrapped so that it runs as it is: converted code calls it unconverted, and
+    `ag.convert` / `to_graph` leave it so (as TensorFlow's, a wrapper: the user's function
+    itself is not changed). Usable as a decorator, with or without parentheses."""
+    if func is None:
+        return do_not_convert
+    if isinstance(func, (staticmethod, classmethod)):
+        return type(func)(do_not_convert(func.__func__))
+    if conversion.is_unconverted(func):
+        return func
+
+    @functools.wraps(func)
+    def unconverted(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    unconverted.__ag_do_not_convert__ = True
+    return unconverted
 
 
 def set_loop_options(maximum_iterations=None, shape_invariants=None):
-    """Loop directive: put it first in a loop body; it does nothing when run.
+    """Loop directive: put it first in a loop body.
 
     `maximum_iterations`: the graph loop stops after that many iterations.
     `shape_invariants=[(var, shape)]`: the shapes (None dims for those that change) of
     loop variables whose shape changes across iterations.
+    The compiler reads it (and removes it) when it converts the loop; a call that runs is
+    one the compiler did not see there, and warns that it has no effect.
     """
-    del maximum_iterations, shape_invariants   # read by the compiler, not at run time
+    del maximum_iterations, shape_invariants
+    warnings.warn("ag.set_loop_options ran as a function call and has no effect: it is a "
+                  "directive for the compiler, read only as the first statement of a loop "
+                  "body in a converted function (ag.convert / ag.to_graph)",
+                  stacklevel=2)
 
 
 def _dataset_function(func):

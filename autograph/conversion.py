@@ -7,6 +7,7 @@ registered with linecache (tracebacks and pdb show it) and with a source map
 and shares its closure cells, so globals, closures and `nonlocal` behave as in
 the original. Results are cached per code object and options.
 """
+import builtins
 import contextlib
 import functools
 import gc
@@ -28,10 +29,12 @@ from autograph import converters as _converters_package  # noqa: F401
 from autograph import operators
 from autograph.converters import (asserts, break_statements, call_trees,
                                   conditional_expressions, continue_statements, control_flow,
-                                  directives, f_strings, lists, logical_expressions,
+                                  declarations, directives, f_strings, finally_jumps, lists,
+                                  logical_expressions,
                                   match_statements, return_statements, unsupported)
 from autograph.errors import ConversionError
 from autograph.pyct import anno
+from autograph.pyct import ast_util
 from autograph.pyct import loader
 from autograph.pyct import naming
 from autograph.pyct import origin_info
@@ -45,7 +48,7 @@ traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__))
 class _ExpressionTransformer(conditional_expressions.ConditionalExpressionTransformer,
                              logical_expressions.LogicalExpressionTransformer,
                              f_strings.FStringTransformer):
-    """Converters 11-13 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
+    """Converters 13-15 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
     and nothing else: one walk of the (by now much larger) tree serves all three."""
 
 
@@ -54,8 +57,9 @@ def _expressions(node, ctx):
 
 
 PIPELINE = tuple(m.transform for m in (
-    directives, unsupported, match_statements, break_statements, continue_statements,
-    return_statements, asserts, lists, call_trees, control_flow)) + (_expressions,)
+    directives, declarations, unsupported, match_statements, finally_jumps, break_statements,
+    continue_statements, return_statements)) + (finally_jumps.check_lowered,) + tuple(
+    m.transform for m in (asserts, lists, call_trees, control_flow)) + (_expressions,)
 
 
 class ConversionOptions:
@@ -105,15 +109,16 @@ def transform(node, ctx):
 
 
 class _Converted:
-    """A converted code object, its generated source and where it came from."""
+    """A converted code object, its generated source and file, and the name of the free
+    variable that holds the operators' namespace."""
 
-    __slots__ = ("code", "source", "filename", "name")
+    __slots__ = ("code", "source", "filename", "namespace_name")
 
-    def __init__(self, code, source, filename, name):
+    def __init__(self, code, source, filename, namespace_name):
         self.code = code
         self.source = source
         self.filename = filename
-        self.name = name
+        self.namespace_name = namespace_name
 
 
 def _entity_namespace(fn):
@@ -127,56 +132,118 @@ def _entity_namespace(fn):
     return namespace
 
 
+class _Generated:
+    """A converted tree, the name it defines (a generated one: the factory that holds it
+    must not shadow a global or free variable of the user's name) and the name its code
+    calls the operators by."""
+
+    __slots__ = ("node", "entity_name", "namespace_name", "signature")
+
+    def __init__(self, node, entity_name, namespace_name, signature):
+        self.node = node
+        self.entity_name = entity_name
+        self.namespace_name = namespace_name
+        self.signature = signature          # the parameters as written, to show them
+
+    def shown(self):
+        """The tree with the parameters' defaults and annotations as written."""
+        self.node.args = self.signature
+        return self.node
+
+
 def generate(fn, options):
-    """(converted gast node, factory source, node ready to print) for `fn`."""
+    """The converted tree of `fn` (a _Generated)."""
     try:
         node, source, filename, lineno = parser.parse_entity_with_origin(fn)
     except (OSError, TypeError, ValueError) as e:      # SourceUnavailableError included
         raise ConversionError(f"cannot read the source of {_describe(fn)}: {e}") from None
-    identifiers = _scan(node, fn, origin_info.annotated_parsed_nodes(node, source, filename,
-                                                                     lineno))
+    identifiers, constructs = _scan(node, fn, origin_info.annotated_parsed_nodes(
+        node, source, filename, lineno))
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError(f"{_describe(fn)} is an async function ({_where(node)}); "
                               f"async def is not supported")
     namespace = _entity_namespace(fn)
-    namer = naming.Namer(set(namespace) | identifiers)
+    namer = naming.Namer(set(namespace) | identifiers | set(fn.__code__.co_freevars))
+    namespace_name = namer.new_symbol(naming.NAMESPACE, ())
     info = transformer.EntityInfo(name=fn.__name__, source_code=source, source_file=filename,
-                                  future_features=(), namespace=namespace)
+                                  future_features=(), namespace=namespace, code=fn.__code__)
     ctx = transformer.Context(info, namer, options)
+    ctx.constructs = constructs
+    signature = ast_util.copy_clean(node.args, preserve_annos=templates.PRESERVED_ANNOS)
+    _detach_signature(node)
+    if isinstance(node, gast.FunctionDef):
+        node.name = entity_name = namer.new_symbol(f"ag__{fn.__name__}", ())
+    else:
+        entity_name = namer.new_symbol("ag__lambda", ())
+    with naming.namespace_named(namespace_name):
+        node = transform(node, ctx)
+    return _Generated(node, entity_name, namespace_name, signature)
+
+
+def _detach_signature(node):
+    """Drops what the def statement evaluates when it runs: defaults, annotations and
+    decorators. They were evaluated once, when the user's def ran; the converted function
+    takes the values from the original (`_instantiate`), and the lambdas, functions and
+    classes written in them are none of the converted code."""
+    args = node.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    for param in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if param is not None:
+            param.annotation = None
     if isinstance(node, gast.FunctionDef):
         node.decorator_list = []
         node.returns = None
-        node.name = namer.new_symbol(f"ag__{fn.__name__}", ())
-    node = transform(node, ctx)
-    return node
+        node.type_params = []
 
 
 def _scan(fn_node, fn, nodes):
     """One look at every node before conversion (`nodes`: (node, innermost function or
     lambda around it), from origin_info.annotated_nodes, which walks the tree once for
-    both): rejects generators (a `yield` not inside a nested function), records the text
-    of conditional expressions as written, and returns every name the code uses
-    (generated names must differ from all)."""
-    names = set()
+    both): rejects generators (a `yield` not inside a nested function), marks the
+    generators and async functions nested in it to run as written and the defs and
+    lambdas as the user's (WRITTEN: converters add their own), records the text of
+    conditional expressions as written, and returns every name the code uses (generated
+    names must differ from all) and the constructs Context.holds answers for."""
+    names, constructs = set(), set()
     for n, function in nodes:
         n_type = type(n)
         if n_type is gast.Name:
             names.add(n.id)
         elif n_type in _DEFINITIONS:
             names.add(n.name)
+            if n_type is not gast.ClassDef:
+                anno.setanno(n, anno.Basic.WRITTEN, True)
+            if n_type is gast.AsyncFunctionDef and n is not fn_node:
+                _leave_unconverted(n)
+        elif n_type is gast.Lambda:
+            anno.setanno(n, anno.Basic.WRITTEN, True)
         elif n_type is gast.Global or n_type is gast.Nonlocal:
             names.update(n.names)
         elif n_type is gast.IfExp:
             conditional_expressions.record_source_text(n)
-        elif (n_type is gast.Yield or n_type is gast.YieldFrom) and (
-                function is None or function is fn_node):
-            raise ConversionError(
-                f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators cannot "
-                f"be converted to graph code. Return a list or a tensor instead.")
-    return names
+        elif n_type in _TRY_TYPES and n.finalbody:
+            constructs.add(gast.Try)
+        elif n_type is gast.AnnAssign and n.value is None:
+            constructs.add(gast.AnnAssign)
+        elif n_type is gast.Yield or n_type is gast.YieldFrom:
+            if function is None or function is fn_node:
+                raise ConversionError(
+                    f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators "
+                    f"cannot be converted to graph code. Return a list or a tensor instead.")
+            _leave_unconverted(function)
+    return names, constructs
+
+
+def _leave_unconverted(fn_node):
+    """A generator or coroutine runs as written: its statements, moved into the
+    functions control flow makes, would yield (or await) from those instead."""
+    anno.setanno(fn_node, anno.Basic.SKIP_PROCESSING, True)
+    anno.setanno(fn_node, anno.Basic.UNCONVERTED, True)
 
 
 _DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+_TRY_TYPES = tuple(getattr(gast, n) for n in ("Try", "TryStar") if hasattr(gast, n))
 
 
 def _where(node):
@@ -188,17 +255,17 @@ def _describe(fn):
     return f"function '{getattr(fn, '__qualname__', fn)}'"
 
 
-def _load(fn, node):
-    """Compile the converted node inside a factory taking `ag__` and the free variables."""
-    params = ["ag__"] + [n for n in fn.__code__.co_freevars if n != "ag__"]
+def _load(fn, generated):
+    """Compile the converted node inside a factory taking the operators' namespace and the
+    free variables; its code object, named as the user's function."""
+    node, entity_name = generated.node, generated.entity_name
+    params = [generated.namespace_name] + list(fn.__code__.co_freevars)
     if isinstance(node, gast.Lambda):
-        entity_name = "ag__lambda"
         body = templates.replace("entity_name = lam", entity_name=entity_name, lam=node)
         # The statement holding the lambda maps to the lambda's line (the source map
         # follows statements).
         anno.setanno(body[0], anno.Basic.ORIGIN, anno.getanno(node, anno.Basic.ORIGIN, None))
     else:
-        entity_name = node.name
         body = [node]
     factory = templates.replace(
         """
@@ -212,13 +279,14 @@ def _load(fn, node):
         line: traceback_utils.Frame(o.loc.filename, o.loc.lineno, o.function_name or fn.__name__)
         for line, o in source_map.items()})
     factory_code = module.ag__factory.__code__
-    inner = [c for c in factory_code.co_consts if isinstance(c, types.CodeType)]
+    code_name = "<lambda>" if isinstance(node, gast.Lambda) else entity_name
+    inner = [c for c in factory_code.co_consts
+             if isinstance(c, types.CodeType) and c.co_name == code_name]
     if len(inner) != 1:
         raise AssertionError(f"expected one converted code object, found {len(inner)}")
-    code = inner[0]
-    if hasattr(code, "co_qualname"):        # 3.11+: nested functions are named after the
-        code = _requalified(code, code.co_qualname, fn.__qualname__)    # user's function
-    return _Converted(code, module_source, filename, fn.__name__)
+    code = _requalified(inner[0], inner[0].co_qualname, fn.__qualname__)
+    return _Converted(code.replace(co_name=fn.__name__), module_source, filename,
+                      generated.namespace_name)
 
 
 def _requalified(code, old, new):
@@ -262,11 +330,12 @@ def convert(fn, options):
 def _instantiate(fn, converted, options):
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     ag_cell = types.CellType(namespace_for(options))
-    closure = tuple(ag_cell if name == "ag__" else cells[name]
+    closure = tuple(ag_cell if name == converted.namespace_name else cells[name]
                     for name in converted.code.co_freevars)
     new_fn = types.FunctionType(converted.code, fn.__globals__, fn.__name__, fn.__defaults__,
                                 closure)
     new_fn.__kwdefaults__ = fn.__kwdefaults__
+    new_fn.__annotations__ = dict(fn.__annotations__)
     new_fn.__qualname__ = fn.__qualname__
     new_fn.__doc__ = fn.__doc__
     new_fn.__module__ = fn.__module__
@@ -277,8 +346,7 @@ def _instantiate(fn, converted, options):
 def generated_source(fn, options):
     """The code generated for `fn` (the converted function alone, without the loader)."""
     with _cache_lock, _room_to_recurse(fn):
-        node = generate(fn, options)
-        return parser.unparse(node)
+        return parser.unparse(generate(fn, options).shown())
 
 
 _RECURSION_LIMIT = 20000
@@ -368,6 +436,10 @@ def _user_stacklevel():
 
 
 _BUILTIN_METHOD = type("".format)
+# Builtins that read their caller's frame (locals, globals) unless given this many
+# arguments (None: always); call_trees calls them directly where their name is written.
+_FRAME_ARGUMENTS = {builtins.locals: None, builtins.globals: None, builtins.vars: 1,
+                    builtins.dir: 1, builtins.eval: 2, builtins.exec: 2}
 
 
 def converted_call(f, args, kwargs, options=ConversionOptions()):
@@ -377,12 +449,21 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
         return operators.str_format(f.__self__, args, kwargs)   # "{:.3f}".format(loss)
     try:
         override = operators.BUILTIN_OVERRIDES.get(f)
+        frame_arguments = _FRAME_ARGUMENTS.get(f, 0)
     except TypeError:            # unhashable callables
-        override = None
+        override, frame_arguments = None, 0
     if override is not None:
         return override(*args, **kwargs)
+    if frame_arguments is None or len(args) + len(kwargs) < frame_arguments:
+        raise ConversionError(
+            f"{f.__name__}() called in converted code other than by its name would read "
+            f"autograph's frame, not your function's: call it as `{f.__name__}(...)` or "
+            f"pass the namespaces it should use")
     if isinstance(f, functools.partial):
         return converted_call(f.func, f.args + tuple(args), {**f.keywords, **kwargs}, options)
+    if inspect.ismethod(f) and not inspect.isfunction(f.__func__):
+        # types.MethodType(callable, owner): the callable, with the owner first
+        return converted_call(f.__func__, (f.__self__,) + tuple(args), kwargs, options)
     target = _conversion_target(f, options)
     if target is None:
         return f(*args, **kwargs)
@@ -397,17 +478,21 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     return converted(*args, **kwargs)
 
 
+def is_unconverted(f):
+    """Whether `f` is marked to run as it is (`ag.do_not_convert`; a method of such a
+    function reads the mark through its function)."""
+    return getattr(f, "__ag_do_not_convert__", False) is True
+
+
 def _conversion_target(f, options):
     """(function to convert, bound self or None), or None to call `f` as it is."""
     if not options.recursive:
         return None
-    if getattr(f, "__ag_do_not_convert__", False) or isinstance(f, rt.Function):
+    if is_unconverted(f) or isinstance(f, rt.Function):
         return None
     bound_self = None
     if inspect.ismethod(f):
         bound_self, f = f.__self__, f.__func__
-        if getattr(f, "__ag_do_not_convert__", False):
-            return None
     elif not inspect.isfunction(f):
         call = getattr(type(f), "__call__", None)
         if inspect.isclass(f) or not inspect.isfunction(call):

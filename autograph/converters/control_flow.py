@@ -25,6 +25,7 @@ import gast
 from autograph.converters import directives
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import qual_names
 from autograph.pyct import templates
 from autograph.pyct import transformer
@@ -123,6 +124,7 @@ class ControlFlowTransformer(transformer.Base):
             fn.scope = anno.getanno(node, anno.Static.SCOPE)
             fn.has_closures = _has_closures(node, self.ctx.info.source_code)
             fn.closure_writes = {**around, **_closure_writes(node)}
+            maybe_unbound = reaching_definitions.maybe_unbound_reads(node, fn.scope)
             node.body = self.visit_block(node.body)
             # A variable the generated functions share (nonlocal) must be bound in a
             # function around them; one whose every assignment moved into generated
@@ -132,9 +134,13 @@ class ControlFlowTransformer(transformer.Base):
                 unbound = sorted(_unbound_nonlocals(node, self.ctx.may_walrus)
                                  - {str(q) for q in fn.scope.nonlocals}
                                  - {str(q) for q in fn.scope.globals})
+            # (a parameter has a value on entry: checked, not reset)
+            params = {str(qn) for qn in fn.scope.params}
+            fn.undefined.update(maybe_unbound & params)
+            unbound = sorted(set(unbound) | (maybe_unbound - fn.undefined))
             if unbound:
-                node.body = self._undefined_inits(
-                    [qual_names.QN(n) for n in unbound]) + node.body
+                node.body = ast_util.after_docstring(node.body, self._undefined_inits(
+                    [qual_names.QN(n) for n in unbound]))
             if fn.undefined:
                 _CheckedLoads(fn.undefined).visit_body(node.body)
         return node
@@ -447,7 +453,7 @@ def _stored_symbols(target):
 
 
 def _is_generated_name(qn):
-    return str(qn.root) == "ag__"
+    return str(qn.root) == naming.namespace()
 
 
 class _CheckedLoads(gast.NodeTransformer):
@@ -460,10 +466,14 @@ class _CheckedLoads(gast.NodeTransformer):
     def __init__(self, names):
         self.names = names
         self.defined = frozenset()
+        self.nested = 0             # inside a def of the user's nested in the function
 
     def visit_body(self, body):
-        for i, stmt in enumerate(body):
-            body[i] = self.visit(stmt)
+        new = []
+        for stmt in body:
+            result = self.visit(stmt)
+            new.extend(result if isinstance(result, list) else [result])
+        body[:] = new
 
     def visit(self, node):
         if isinstance(node, gast.stmt) and anno.hasanno(node, anno.Static.DEFINED_VARS_IN):
@@ -476,9 +486,32 @@ class _CheckedLoads(gast.NodeTransformer):
         return super().visit(node)
 
     def visit_FunctionDef(self, node):
-        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING):     # get_state / set_state
+        if anno.hasanno(node, anno.Basic.SKIP_PROCESSING) and not anno.hasanno(
+                node, anno.Basic.UNCONVERTED):                  # get_state / set_state
             return node
-        return self.generic_visit(node)
+        written = anno.hasanno(node, anno.Basic.WRITTEN)
+        self.nested += written
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.nested -= written
+
+    def visit_Delete(self, node):
+        """`del x` of such a symbol makes it Undefined again (in a generated function an
+        emptied cell would read as a free variable: NameError, not UnboundLocalError)."""
+        if self.nested:
+            return self.generic_visit(node)
+        result = []
+        for target in node.targets:
+            if isinstance(target, gast.Name) and target.id in self.names:
+                check = [] if target.id in self.defined else templates.replace(
+                    "ag__.ld(name)", name=target.id)
+                result += check + templates.replace("name = ag__.Undefined(text)",
+                                                    name=target.id, text=gast.Constant(
+                                                        value=target.id, kind=None))
+            else:
+                result.append(gast.Delete(targets=[self.visit(target)]))
+        return result
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.names and \
@@ -489,7 +522,7 @@ class _CheckedLoads(gast.NodeTransformer):
     def visit_Call(self, node):
         func = node.func
         if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-                and func.value.id == "ag__" and func.attr in ("Undefined", "ldu")):
+                and func.value.id == naming.namespace() and func.attr in ("Undefined", "ldu")):
             return node
         return self.generic_visit(node)
 

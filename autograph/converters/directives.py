@@ -7,8 +7,13 @@
 
 The control-flow converter passes the options to `while_stmt` / `for_stmt`.
 A call anywhere else (outside a loop, after other statements of the body) or with an
-unknown option is a ConversionError naming its line, as in TensorFlow.
+unknown option is a ConversionError naming its line, as in TensorFlow. The directive is
+recognized by what its name refers to: a global or free variable, or a name that an
+`import` in the function binds (`import autograph as ag`, `from autograph import
+set_loop_options as slo`), of modules already imported.
 """
+import sys
+
 import gast
 
 from autograph.pyct import anno
@@ -32,17 +37,51 @@ def _resolve(node, namespace):
     return None
 
 
+def _imported_names(node, namespace):
+    """{name: module or object} for the names the imports in `node` bind (anywhere in it),
+    as far as the modules are imported already (conversion imports nothing)."""
+    package = namespace.get("__package__") or ""
+    bound = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Import):
+            for alias in n.names:
+                if alias.asname:
+                    bound[alias.asname] = sys.modules.get(alias.name)
+                else:
+                    root = alias.name.partition(".")[0]
+                    bound[root] = sys.modules.get(root)
+        elif isinstance(n, gast.ImportFrom):
+            module = _module_named(n.module or "", n.level, package)
+            for alias in n.names:
+                value = getattr(module, alias.name, None) if module is not None else None
+                bound[alias.asname or alias.name] = value
+    return bound
+
+
+def _module_named(name, level, package):
+    if level:
+        parts = package.split(".") if package else []
+        if level - 1 > len(parts):
+            return None
+        base = ".".join(parts[:len(parts) - (level - 1)])
+        name = f"{base}.{name}".strip(".") if name else base
+    return sys.modules.get(name)
+
+
 class DirectiveTransformer(transformer.Base):
     """Moves leading `set_loop_options` calls of loop bodies into DIRECTIVES annotations."""
 
     statements_only = True
 
+    def __init__(self, ctx, names):
+        super().__init__(ctx)
+        self.names = names
+
     def _is_loop_options(self, stmt):
         if not (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)):
             return False
         from autograph import api  # the directive function itself
-        target = _resolve(stmt.value.func, self.ctx.info.namespace or {})
-        return target is api.set_loop_options
+        return _resolve(stmt.value.func, self.names) is api.set_loop_options
 
     def _visit_loop(self, node):
         options = {}
@@ -103,4 +142,7 @@ def _error(call, message):
 
 
 def transform(node, ctx):
-    return DirectiveTransformer(ctx).visit(node)
+    namespace = ctx.info.namespace or {}
+    if "import" in (ctx.info.source_code or "import"):
+        namespace = {**namespace, **_imported_names(node, namespace)}
+    return DirectiveTransformer(ctx, namespace).visit(node)

@@ -23,7 +23,7 @@ class FStringTransformer(transformer.Base):
     def visit_JoinedStr(self, node):
         node = self.generic_visit(node)
         if all(isinstance(v, gast.Constant) for v in node.values):   # f"abc", a spec ".2f"
-            return gast.Constant(value="".join(v.value for v in node.values), kind=None)
+            return node         # (a string constant first in a body would be a docstring)
         parts = []
         # Python 3.12 ends a nested spec (`{i:>{n}}`) with an empty string: it adds nothing
         for value in [v for v in node.values if not _empty_string(v)]:
@@ -31,6 +31,10 @@ class FStringTransformer(transformer.Base):
                 spec = value.format_spec
                 if spec is None:
                     spec = gast.Constant(value="", kind=None)
+                elif isinstance(spec, gast.JoinedStr) and all(
+                        isinstance(v, gast.Constant) for v in spec.values):     # ".2f"
+                    spec = gast.Constant(value="".join(v.value for v in spec.values),
+                                         kind=None)
                 parts.append(gast.Tuple(elts=[value.value,
                                               gast.Constant(value=value.conversion, kind=None),
                                               spec], ctx=gast.Load()))

@@ -13,9 +13,10 @@
                                          y = 0
 
 Supported patterns: literals and values (`==`; `is` for None/True/False unless
-the subject is a tensor), captures, the wildcard, `|`, `as`, and guards (a
-guard sees a capture as the subject itself). A statement using other patterns
-(sequences, mappings, classes) stays a Python `match`.
+the subject is a tensor), captures, the wildcard, `|`, `as`, and guards. A case with a
+guard binds its names before the guard runs (they stay bound when it fails, as in
+Python). A statement using other patterns (sequences, mappings, classes) stays a
+Python `match`.
 """
 import gast
 
@@ -73,31 +74,50 @@ class MatchTransformer(transformer.Base):
         if not all(_supported(case.pattern) for case in node.cases):
             return node
         subject = self.ctx.namer.new_symbol("subject_", ())
-        chain = []
+        chain = []                              # (statements before the test, test, body)
         for case in node.cases:
             test, names = _test(case.pattern, subject)
-            guard = case.guard
-            if guard is not None and names:
-                guard = ast_util.rename_symbols(
-                    guard, {qual_names.QN(n): qual_names.QN(subject) for n in names})
-            if guard is not None:
-                test = guard if test is None else templates.replace_as_expression(
-                    "a and b", a=test, b=guard)
             binds = [templates.replace("name = subject", name=n, subject=subject)[0]
                      for n in names]
-            chain.append((test, binds + case.body))
+            if case.guard is not None and names and test is None:
+                before, binds = binds, []        # a capture: bound before its guard
+                test = case.guard
+            else:
+                before, test = self._case_test(test, names, binds, case.guard, subject)
+            chain.append((before, test, binds + case.body))
             if test is None:
                 break                            # irrefutable: the rest is unreachable
         result = templates.replace("subject = value", subject=subject, value=node.subject)
         orelse = []
-        if chain and chain[-1][0] is None:
-            orelse = chain.pop()[1]
-        for test, body in reversed(chain):
-            orelse = templates.replace("if test:\n    body\nelse:\n    orelse", test=test,
-                                       body=body, orelse=orelse or [gast.Pass()])
-            if isinstance(orelse[0].orelse[0], gast.Pass) and len(orelse[0].orelse) == 1:
-                orelse[0].orelse = []
+        if chain and chain[-1][1] is None:
+            orelse = chain.pop()[2]
+        for before, test, body in reversed(chain):
+            orelse = before + templates.replace(
+                "if test:\n    body\nelse:\n    orelse", test=test, body=body,
+                orelse=orelse or [gast.Pass()])
+            if isinstance(orelse[-1].orelse[0], gast.Pass) and len(orelse[-1].orelse) == 1:
+                orelse[-1].orelse = []
         return result + orelse
+
+    def _case_test(self, test, names, binds, guard, subject):
+        """(statements before the case's test, the test: pattern and guard). A pattern
+        that matched binds its names even when the guard then fails (Python's order): a
+        capture (`case n if n > 0`) binds them before its guard (visit_Match); a pattern
+        that can fail, when it matched (a flag), the guard reading the subject for them
+        (a tensor test leaves them unset in its other branch)."""
+        if guard is None:
+            return [], test
+        if not names:
+            return [], guard if test is None else templates.replace_as_expression(
+                "a and b", a=test, b=guard)
+        bound_first = [ast_util.copy_clean(b, templates.PRESERVED_ANNOS) for b in binds]
+        matched = self.ctx.namer.new_symbol("matched_", ())
+        guard = ast_util.rename_symbols(
+            guard, {qual_names.QN(n): qual_names.QN(subject) for n in names})
+        before = templates.replace("matched = test\nif matched:\n    binds",
+                                   matched=matched, test=test, binds=bound_first)
+        return before, templates.replace_as_expression("matched and guard", matched=matched,
+                                                       guard=guard)
 
 
 def transform(node, ctx):

@@ -6,5 +6,6 @@ from .data_structures import (list_append, list_extend, list_insert, list_pop,  
 from .exceptions import assert_stmt  # noqa: F401
 from .logical import and_, compare_chain, in_, not_, or_  # noqa: F401
 from .py_builtins import BUILTIN_OVERRIDES, fstring, percent_format, str_format  # noqa: F401
+from .scopes import super_, user_dir, user_locals, without_name  # noqa: F401
 from .variables import Undefined, UndefinedReturnValue, ld, ret  # noqa: F401
 from .variables import ldu, match_singleton, match_value, write_back  # noqa: F401

@@ -36,7 +36,7 @@ from runtime.tensor import SymbolicTensor, Tensor
 
 from ..errors import StagingError, is_user_error, mark_user_error, staging_error
 from .data_structures import TensorList, check_list_element
-from .variables import Undefined, UndefinedReturnValue, UnboundSymbolError, is_undefined
+from .variables import Undefined, UndefinedReturnValue, is_undefined
 
 __all__ = ["if_stmt", "while_stmt", "for_stmt", "if_exp", "is_symbolic"]
 
@@ -264,12 +264,12 @@ def _tensor_if(cond, body, orelse, get_state, set_state, symbol_names, n_outputs
             set_state(_fresh(init))     # each branch starts from its own copy of lists
             try:
                 _user(fn)()
-            except UnboundSymbolError as e:
-                if e.symbol_name not in symbol_names:
+            except UnboundLocalError as e:     # (ag__.ld's: `name` says which variable)
+                if e.name not in symbol_names:
                     raise
                 frames = traceback_utils.map_traceback(e.__traceback__)
                 raise StagingError(
-                    f"{_quoted(e.symbol_name)} is read in the {which} branch of a tensor "
+                    f"{_quoted(e.name)} is read in the {which} branch of a tensor "
                     f"`if`, where it has no value yet (it is assigned only in the other "
                     f"branch, or later in a loop around it). A graph runs both branches' "
                     f"code, so it needs a value before the `if`: assign it before the "
@@ -631,8 +631,6 @@ def _reachable_objects(functions):
             continue
         seen_functions.add(id(fn))
         for name, cell in zip(code.co_freevars, closure):
-            if name == "ag__":
-                continue
             try:
                 value = cell.cell_contents
             except ValueError:

@@ -19,7 +19,7 @@ class Undefined:
         return f"<undefined {self.symbol_name}>"
 
     def _use(self, *_):
-        raise _unbound(self.symbol_name)
+        raise unbound(self.symbol_name)
 
     # Equal for the same symbol: a symbol both branches of a tensor `if` leave without a
     # value (`del x` in each) is the same Python value, not two values to merge.
@@ -49,26 +49,21 @@ class UndefinedReturnValue:
         return "<no return value>"
 
 
-class UnboundSymbolError(UnboundLocalError):
-    """Python's UnboundLocalError for a converted variable read without a value."""
-
-    def __init__(self, message, symbol_name):
-        super().__init__(message)
-        self.symbol_name = symbol_name
-
-
-def _unbound(name):
+def unbound(name):
+    """Python's UnboundLocalError for a converted variable read without a value (its
+    `name` says which)."""
     if sys.version_info >= (3, 11):
-        return UnboundSymbolError(
-            f"cannot access local variable '{name}' where it is not associated with a value",
-            name)
-    return UnboundSymbolError(f"local variable '{name}' referenced before assignment", name)
+        message = (f"cannot access local variable '{name}' where it is not associated "
+                   f"with a value")
+    else:
+        message = f"local variable '{name}' referenced before assignment"
+    return UnboundLocalError(message, name=name)
 
 
 def ld(value):
     """Load a symbol that may be Undefined: raise as Python would."""
     if type(value) is Undefined:
-        raise _unbound(value.symbol_name)
+        raise unbound(value.symbol_name)
     return value
 
 

@@ -30,6 +30,8 @@ class Basic(_Key):
 
     QN = "the qualified name (qual_names.QN) of a Name, Attribute or Subscript"
     SKIP_PROCESSING = "converters leave this node alone"
+    UNCONVERTED = "a function of the user's that runs as written (generators, async def)"
+    WRITTEN = "a def or lambda the user wrote (not one a converter made)"
     INDENT_BLOCK_REMAINDER = (
         "(block, remaining statements): statements after this one move into block")
     ORIGIN = "origin_info.OriginInfo: where this node came from in user code"

@@ -2,6 +2,7 @@
 import gast
 
 from autograph.pyct import anno
+from autograph.pyct import naming
 from autograph.pyct import parser
 from autograph.pyct import qual_names
 from autograph.pyct import visitor
@@ -27,6 +28,14 @@ def function_def(name, params, body, nonlocals=(), globals_=()):
                             type_params=[])
 
 
+def after_docstring(body, statements):
+    """`statements` put first in the statement list `body`, after its docstring if any."""
+    if body and isinstance(body[0], gast.Expr) and isinstance(body[0].value, gast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[:1] + statements + body[1:]
+    return statements + body
+
+
 def arguments(*names):
     """A parameter list of plain positional `names`."""
     return gast.arguments(args=[name_node(n, gast.Param()) for n in names], posonlyargs=[],
@@ -35,8 +44,8 @@ def arguments(*names):
 
 
 def ag_call(function, args):
-    """`ag__.function(*args)` as an expression."""
-    return gast.Call(func=gast.Attribute(value=name_node("ag__"), attr=function,
+    """`ag__.function(*args)` as an expression (`ag__`: naming.namespace())."""
+    return gast.Call(func=gast.Attribute(value=name_node(naming.namespace()), attr=function,
                                          ctx=gast.Load()), args=list(args), keywords=[])
 
 

@@ -4,8 +4,34 @@ Rule: a generated name is the requested root verbatim when it is free (roots are
 chosen by converters, TF style: `do_return`, `retval_`, `if_body`), otherwise
 the root with `_1`, `_2`, ... appended. A root that already ends in `_<digits>`
 continues that numbering. The Namer remembers what it handed out.
+
+Generated code calls the operators through one name, `ag__` (NAMESPACE) unless the
+function's own code, globals or closure use it: then `ag___1`, ... . A conversion chooses
+it (`namespace_named`) and everything that writes or recognizes generated code asks
+`namespace()` (templates rename the `ag__` they are written with).
 """
+import contextlib
+import contextvars
+
 from autograph.pyct import qual_names
+
+NAMESPACE = "ag__"
+_namespace = contextvars.ContextVar("autograph_namespace", default=NAMESPACE)
+
+
+def namespace():
+    """The name of the operators' namespace in the code being generated now."""
+    return _namespace.get()
+
+
+@contextlib.contextmanager
+def namespace_named(name):
+    """Generate code calling the operators `name` inside the block."""
+    token = _namespace.set(name)
+    try:
+        yield
+    finally:
+        _namespace.reset(token)
 
 
 class Namer:

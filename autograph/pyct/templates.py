@@ -19,6 +19,9 @@ A placeholder is a name in the template. It can be replaced by:
   gast stmt    where the placeholder is a statement
   gast keyword (or list of them) where the placeholder is `placeholder=...`
   gast.arguments  for a whole parameter list: `def f(args)`
+Templates call operators as `ag__.name(...)`; the replacer writes the conversion's
+namespace name (naming.namespace()) for the `ag__` of the template's text (never for a
+replacement: a user's variable may be called `ag__`).
 A replacement node is moved into the first place it fills and copied (keeping the
 annotations in PRESERVED_ANNOS, ORIGIN among them) into any further ones, so
 callers pass nodes they give up, and no node ends up in two places; expression contexts
@@ -30,6 +33,7 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import parser
 from autograph.pyct import qual_names
 
@@ -129,7 +133,10 @@ class _Replacer(gast.NodeTransformer):
 
     def visit_Name(self, node):
         if node.id not in self.replacements:
-            return self.generic_visit(node)
+            new = self.generic_visit(node)
+            if new.id == naming.NAMESPACE:
+                new.id = naming.namespace()
+            return new
         return self._expression(self.replacements[node.id], node.ctx, node.id)
 
     def visit_Expr(self, node):

@@ -21,12 +21,13 @@ from autograph.pyct import visitor
 
 class EntityInfo(collections.namedtuple(
         "EntityInfo", ("name", "source_code", "source_file", "future_features",
-                       "namespace"))):
+                       "namespace", "code"), defaults=(None,))):
     """What a conversion knows about the function being converted.
 
     name: its name; source_code: the parsed (dedented) source; source_file: the
     file it came from; future_features: `from __future__` names in effect;
-    namespace: the dict of names visible to it (globals and closure).
+    namespace: the dict of names visible to it (globals and closure); code: its
+    code object (the functions nested in it are among its constants), or None.
     """
 
 
@@ -41,6 +42,14 @@ class Context:
         # Whether the code may bind names with `:=` (converters never add one): if not,
         # the names a function binds are all in its statements' targets.
         self.may_walrus = not source or ":=" in source
+        # The node types of a few rare constructs the code holds (set by the conversion's
+        # scan; None: not known), so that their passes can skip code without them.
+        self.constructs = None
+
+    def holds(self, node_type):
+        """Whether the code may hold a `node_type` node (a bare annotation: AnnAssign; a
+        `try` with `finally`: Try)."""
+        return self.constructs is None or node_type in self.constructs
 
 
 class _StateStack:

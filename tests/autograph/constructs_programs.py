@@ -175,3 +175,92 @@ def membership(x):
     if x not in [7]:
         return 20
     return 30
+
+
+# -- issue 13: odd but legal Python ---------------------------------------------------------
+
+def defaults_holding_functions(x, opt=lambda z: z + 1, *, pick=[lambda: 1, lambda: 2],
+                               kind=type("Kind", (), {"v": 5}),
+                               squares=[i * i for i in range(3)]) -> (lambda: int)():
+    @functools.lru_cache(maxsize=None)
+    @(lambda fn: fn)
+    def helper(v, inc=lambda w: w * 2) -> (lambda: "annotation")():
+        class Local:
+            k = inc(v)
+        return Local.k
+    return opt(x) + pick[1]() + kind.v + helper(x) + squares[2]
+
+def generated_names_as_user_names(x):
+    ag__ = 5
+    loop_body, break_, retval_, do_return = 1, 2, 3, 4
+    for itr in range(3):
+        if itr == 1:
+            break_ += ag__
+            break
+        loop_body += itr
+    return x + ag__ + loop_body + break_ + retval_ + do_return
+
+def nested_generator_with_control_flow(x):
+    def evens(n):
+        for i in range(n):
+            if i % 2:
+                continue
+            yield i
+        if n > 3:
+            yield from [100]
+    return sum(evens(5)) + x
+
+def nested_async_with_await(x):
+    import asyncio
+    async def inner(v):
+        if v > 0:
+            await asyncio.sleep(0)
+            return v * 2
+        return -v
+    return asyncio.run(inner(3)) + x
+
+def jumps_in_finally(x):
+    out = []
+    for i in range(4):
+        try:
+            if i == 1:
+                raise ValueError(i)
+            out.append(i)
+        finally:
+            if i < 2:
+                continue
+            out.append(-i)
+            break
+    return out, x
+
+def return_in_finally(x):
+    def swallow():
+        try:
+            raise KeyError("lost")
+        finally:
+            return 7
+    def overrides():
+        try:
+            return 1
+        finally:
+            return 2
+    return swallow() + overrides() + x
+
+def declarations_and_docstrings(x):
+    def documented():
+        f"not a docstring {x}"
+        return 1
+    def plain():
+        f"not a docstring either"
+        return 2
+    def annotated():
+        t: int
+        if x > 0:
+            return t
+        return 0
+    try:
+        annotated()
+        result = "bound"
+    except UnboundLocalError as e:
+        result = type(e).__name__
+    return documented.__doc__, plain.__doc__, documented() + plain(), result

@@ -389,3 +389,51 @@ def uses_runtime_and_numpy(x):
 @pytest.mark.parametrize("x", [-4, 4])
 def test_converted_and_unconverted_callees(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
+
+
+# -- do_not_convert holds at the top level too, and leaves the user's function alone -------
+
+def sign_of(x):
+    if x > 0:
+        return 1
+    return -1
+
+
+class Meter:
+    @ag.do_not_convert
+    def read(self, x):
+        if isinstance(x, int):          # a Python `if`, unconverted: Python values only
+            return x + 100
+        return x
+
+    @ag.do_not_convert
+    @staticmethod
+    def static_read(x):
+        return x if isinstance(x, int) else -1
+
+
+def test_do_not_convert_wraps_without_touching_the_function():
+    plain = ag.do_not_convert(sign_of)
+    assert plain is not sign_of and plain.__wrapped__ is sign_of
+    assert not hasattr(sign_of, "__ag_do_not_convert__")
+    assert plain.__name__ == "sign_of" and plain(3) == 1
+    assert ag.do_not_convert()(sign_of)(-2) == -1           # as @ag.do_not_convert()
+    assert ag.to_graph(plain) is plain
+    assert int(ag.convert(sign_of)(rt.constant(3))) == 1   # the original still converts
+
+
+def test_convert_of_a_do_not_convert_function_traces_it_unconverted():
+    traced = ag.convert(ag.do_not_convert(sign_of))
+    assert traced(3) == 1                                   # Python values: plain Python
+    with pytest.raises(TypeError, match="ag.convert|autograph.convert"):
+        traced(rt.constant(3))                              # a Python `if` on a tensor
+
+
+def calls_unconverted_methods(x):
+    meter = Meter()
+    return meter.read(3) + Meter.static_read(4) + meter.static_read(x)
+
+
+@pytest.mark.parametrize("x", [-4, 4])
+def test_do_not_convert_methods_called_from_converted_code(x):
+    assert_equivalent(calls_unconverted_methods, x, tensors=False)

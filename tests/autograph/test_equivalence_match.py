@@ -132,3 +132,48 @@ def test_match_returning_python_strings(x):
 @pytest.mark.parametrize("n", [0, 5])
 def test_match_in_tensor_loop(n, tensors):
     assert_equivalent(capture_in_loop, n, tensors=tensors)
+
+
+# A pattern that matched binds its names before the guard runs: they stay bound when the
+# guard fails (Python's order), as does a name a guard's walrus binds.
+
+def capture_read_after_failed_guard(x):
+    match x:
+        case n if n > 100:
+            return 1
+        case _:
+            return n
+
+
+def as_capture_read_after_failed_guard(x):
+    seen = -1
+    match x:
+        case (1 | 2) as small if small > 1:
+            return 10
+        case 3 as three if three < 0:
+            return 20
+        case _:
+            if x in (1, 3):
+                seen = small if x == 1 else three
+    return seen
+
+
+def walrus_in_guard(x):
+    match x:
+        case 1 if (w := x * 2) > 10:
+            return 1
+        case _:
+            result = w if x == 1 else -1
+    return result
+
+
+@pytest.mark.parametrize("f", [capture_read_after_failed_guard,
+                               as_capture_read_after_failed_guard, walrus_in_guard])
+@pytest.mark.parametrize("x", [1, 2, 3, 200])
+def test_names_bound_by_a_case_whose_guard_failed(f, x):
+    assert_equivalent(f, x, tensors=False)
+
+
+@pytest.mark.parametrize("x", [1, 2, 3, 200])
+def test_capture_bound_before_its_guard_with_tensor_subjects(x):
+    assert_equivalent(capture_read_after_failed_guard, x, tensors=True)

@@ -973,6 +973,37 @@ def test_misused_set_loop_options(fn):
     check(info.value, fn, "ag.set_loop_options")
 
 
+def options_through_a_local_import(n):
+    import autograph as graphs
+    v = rt.zeros([1])
+    i = 0
+    while i < n:
+        graphs.set_loop_options(shape_invariants=[(v, [None])])
+        v = rt.concat([v, v], 0)
+        i += 1
+    return v
+
+
+def options_imported_by_name(n):
+    from autograph import set_loop_options as loop_options
+    v = rt.zeros([1])
+    for i in range(n):
+        loop_options(shape_invariants=[(v, [None])])
+        v = rt.concat([v, v], 0)
+    return v
+
+
+@pytest.mark.parametrize("fn", [options_through_a_local_import, options_imported_by_name])
+def test_set_loop_options_through_local_imports_and_aliases(fn):
+    assert ag.convert(fn)(scalar(3)).shape == (8,)
+
+
+def test_set_loop_options_that_runs_warns_it_has_no_effect():
+    with pytest.warns(UserWarning, match="set_loop_options ran as a function call and has "
+                                          "no effect"):
+        options_imported_by_name(2)            # plain Python: the directive is a call
+
+
 def invariant_of_an_unchanged_value(n):
     i = 0
     v = rt.zeros([1])

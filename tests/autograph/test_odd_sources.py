@@ -4,7 +4,8 @@ clear warning, or fails with a clear error.
     source unavailable (REPL, exec)       runs unconverted, one warning; to_graph: ConversionError
     builtins, C functions, numpy, stdlib  called as they are from converted code
     functools.partial                     converted through (given to convert, or called)
-    bound methods, callable objects       converted with their instance
+    bound methods, callable objects       converted with their instance (also a callable
+                                          object bound by types.MethodType)
     staticmethod / classmethod            with @ag.convert above or below them
     decorators above / below @convert     functools.wraps wrappers or plain ones
     nested functions, lambdas in lists    converted where they are called
@@ -16,6 +17,7 @@ import functools
 import math
 import operator
 import time
+import types
 import warnings
 
 import numpy as np
@@ -275,6 +277,29 @@ def test_convert_over_staticmethod_and_classmethod(name, expected):
 def test_a_callable_object_given_to_convert():
     for convert in (ag.convert, ag.to_graph):
         assert int(convert(Stepper(4))(rt.constant(3))) == 11
+
+
+class Offset:
+    """A callable object bound as a method by types.MethodType: called with its owner."""
+
+    def __call__(self, owner, x):
+        if x > 0:
+            return owner.step + x
+        return -x
+
+
+def calls_a_method_made_of_a_callable_object(x):
+    method = types.MethodType(Offset(), Stepper(7))
+    return method(x)
+
+
+@pytest.mark.parametrize("x", [-4, 5])
+def test_a_method_made_of_a_callable_object(x, tensors):
+    assert_equivalent(calls_a_method_made_of_a_callable_object, x, tensors=tensors)
+    method = types.MethodType(Offset(), Stepper(7))
+    x = rt.constant(x) if tensors else x
+    for convert in (ag.convert, ag.to_graph):
+        assert int(convert(method)(x)) == int(method(x))
 
 
 # -- decorators above and below @ag.convert ----------------------------------------------------

@@ -412,6 +412,26 @@ def test_one_trace_prints_to_the_buffer_of_each_call():
     assert second.getvalue() == "0:0.0\n1:2.0\n2:4.0\ntotal 3|"
 
 
+def reads_back_what_it_printed(buf, x):
+    print("value", x, file=buf)
+    return buf.getvalue()
+
+
+def test_a_graph_writes_to_a_python_file_object_when_it_runs_not_while_tracing():
+    """README ("What converts", print): a print to a file object other than stdout/stderr
+    is part of the graph like any print: written each time the graph runs, after the
+    function's Python (tracing) has finished. So Python in the function reading the buffer
+    back sees only what earlier calls wrote; converted without tracing it sees the line."""
+    buf = io.StringIO()
+    traced = ag.convert(reads_back_what_it_printed)
+    assert traced(buf, rt.constant(1)) == ""            # read while tracing: nothing yet
+    assert buf.getvalue() == "value 1\n"                  # written when the graph ran
+    traced(buf, rt.constant(2))                          # the same trace, run again
+    assert buf.getvalue() == "value 1\nvalue 2\n"
+    buf = io.StringIO()
+    assert ag.to_graph(reads_back_what_it_printed)(buf, rt.constant(3)) == "value 3\n"
+
+
 def test_a_graph_prints_every_time_it_runs_to_the_stream_current_then():
     f = ag.convert(streams_stderr_and_a_log)
     for n in (2, 1):

@@ -1,4 +1,19 @@
-"""Property: random structured programs over int and float tensors behave the same converted.
+"""Properties: random programs behave the same converted. Two generators:
+
+1. Structured programs over int and float tensors (this first part).
+2. Odd but legal Python on Python arguments (the second part, `odd_programs`): defaults
+   holding lambdas, decorated helpers, classes and functions defined in loops, shadowed
+   builtins (`print`, `range`, `len`, `super`), variables named like generated code (`ag__`,
+   `loop_body`, `break_`, `retval_`) and unicode names, `global`/`nonlocal`, `match` with
+   guards, walrus, try/except/finally with break/continue/return in `finally`, `with`,
+   `del`, bare annotations, nested generators, `locals()`/`vars()`/`dir()`/`eval`/`exec`. Each
+   either converts and behaves exactly as the original (value, printed text, type of a
+   raised exception), or its conversion is refused with a ConversionError naming a line
+   of its file; anything else (an internal error included) fails. 200 examples by default
+   (AG_ODD_EXAMPLES), 3000 in the `slow` run (`pytest -m slow`, AG_ODD_SLOW_EXAMPLES;
+   the last result is in tests/README.md).
+
+The first generator:
 
 A grammar generates functions `f(x, y, z)` (x, y int, z float) of nested if / elif / else,
 while loops (each bounded by its own counter, so every program terminates) and for loops
@@ -21,15 +36,20 @@ Deterministic for CI (derandomized, no example database); AG_FUZZ_EXAMPLES=3000 
 A failure prints the program; paste it into REGRESSIONS below (a compiler bug as a strict
 xfail with a one-line diagnosis).
 """
+import contextlib
+import io
 import itertools
 import os
 import textwrap
+import traceback
 
 import pytest
 from equivalence import assert_equivalent, static
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 from source_files import load
+
+import autograph as ag
 
 INTS = ("a", "b", "c", "d")
 FLOATS = ("p", "q")
@@ -447,3 +467,357 @@ REGRESSIONS = [
 @pytest.mark.parametrize("source, x, y, static_y, z", REGRESSIONS)
 def test_property_regressions(source, x, y, static_y, z):
     check(textwrap.dedent(source), x, y, static_y, z)
+
+
+# == odd but legal Python: every construct converted with Python's semantics =================
+
+ODD_NAMES = ("a", "ag__", "loop_body", "break_", "retval_", "ñ", "数")   # int variables
+ODD_PRELUDE = '''\
+import builtins
+import contextlib
+import functools
+
+G = 0
+
+
+def deco(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+class Base:
+    def m(self, p):
+        return p * 2
+
+'''
+
+
+class _Odd:
+    """Draws the statements of one odd function; `scopes` says what the innermost
+    function may use: its int variables and whether it is inside a loop."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        self.counter = itertools.count(1)
+        self.names = ODD_NAMES                 # the int variables of the current function
+        self.in_loop = False
+        self.in_helper = False
+
+    def pick(self, options):
+        return self.draw(st.sampled_from(options))
+
+    def chance(self, n=2):
+        return self.draw(st.integers(0, n - 1)) == 0
+
+    # -- expressions ---------------------------------------------------------------------
+    def atom(self):
+        kind = self.pick(("name", "name", "name", "constant", "param"))
+        if kind == "constant":
+            return str(self.draw(st.integers(-3, 7)))
+        if kind == "param":
+            return self.pick(("x", "y", "opt(x)", "k"))
+        return self.pick(self.names)
+
+    def expression(self):
+        kind = self.pick(("binary", "binary", "atom", "if", "call", "lambda", "fstring"))
+        left, right = self.atom(), self.atom()
+        if kind == "atom":
+            return left
+        if kind == "if":
+            return f"({left} if {self.condition()} else {right})"
+        if kind == "call":
+            return self.pick((f"abs({left} - {right})", f"max({left}, {right}, 0)",
+                              f"len([{left}, {right}])", f"min(({left}, {right}))"))
+        if kind == "lambda":
+            return f"(lambda p, d={left}: (p + d) % 97)({right})"
+        if kind == "fstring":
+            return f"len(f'{{{left}}}-{{{right}!r:>3}}')"
+        op = self.pick(("+", "-", "*", "//", "%"))
+        if op in ("//", "%"):
+            return f"({left} {op} {self.draw(st.integers(1, 4))})"
+        return f"(({left} {op} {right}) % 97)"
+
+    def condition(self):
+        kind = self.pick(("compare", "compare", "and", "or", "not", "chain", "in", "walrus"))
+        left, right = self.atom(), self.atom()
+        if kind == "compare":
+            return f"{left} {self.pick(('<', '<=', '==', '!=', '>', '>='))} {right}"
+        if kind == "chain":
+            return f"{self.draw(st.integers(-2, 2))} < {left} <= {right}"
+        if kind == "in":
+            return f"{left} in ({right}, 1, 2)"
+        if kind == "not":
+            return f"not {left} > {right}"
+        if kind == "walrus":
+            return f"({self.pick(self.names)} := {self.expression()}) > {right}"
+        return f"({left} > {right}) {kind} ({right} % 2 == 0)"
+
+    # -- statements ----------------------------------------------------------------------
+    def block(self, depth):
+        return [line for _ in range(self.draw(st.integers(1, 3)))
+                for line in self.statement(depth)]
+
+    def statement(self, depth):
+        kinds = ["assign", "assign", "augmented", "print", "raise", "locals", "eval"]
+        if depth < 3:
+            kinds += ["if", "if_else", "while", "for", "match", "try", "with",
+                      "helper", "class_", "generator", "annotated", "del_"]
+        if self.in_loop:
+            kinds += ["break", "continue", "break"]
+        kinds += ["return"]
+        return getattr(self, "_" + self.pick(tuple(kinds)))(depth)
+
+    def _assign(self, depth):
+        return [f"{self.pick(self.names)} = {self.expression()}"]
+
+    def _augmented(self, depth):
+        return [f"{self.pick(self.names)} {self.pick(('+=', '-=', '*='))} {self.atom()}",
+                f"{self.pick(self.names)} %= 97"]
+
+    def _print(self, depth):
+        values = ", ".join(self.atom() for _ in range(self.draw(st.integers(1, 3))))
+        end = self.pick(("", ", end='|'", ", sep='-'"))
+        return [f"print('p{next(self.counter)}', {values}{end})"]
+
+    def _raise(self, depth):
+        error = self.pick(("ValueError", "KeyError", "ZeroDivisionError"))
+        return [f"if {self.condition()}:", f"    raise {error}({self.atom()})"]
+
+    def _locals(self, depth):
+        if self.in_helper:
+            return [f"print(sorted(vars()))"]
+        return [f"print(sorted(locals()), len(dir()))"]
+
+    def _eval(self, depth):
+        name = self.pick(self.names)
+        if self.chance(3):          # a name only exec defines: in the frame's locals() dict
+            return [f"exec('e{next(self.counter)} = {name} * 2')",
+                    "print(sorted(locals()))"]
+        return [f"{self.pick(self.names)} = eval('({name} + 1) % 97')"]
+
+    def _return(self, depth):
+        return [f"return {self.result()}"]
+
+    def result(self):
+        if self.in_helper:
+            return f"({self.atom()} + p) % 97"
+        return "(" + ", ".join(self.names) + ")"
+
+    def _break(self, depth):
+        return ["break"]
+
+    def _continue(self, depth):
+        return ["continue"]
+
+    def _if(self, depth):
+        return [f"if {self.condition()}:"] + _indent(self.block(depth + 1))
+
+    def _if_else(self, depth):
+        lines = self._if(depth)
+        if self.chance():
+            lines += [f"elif {self.condition()}:"] + _indent(self.block(depth + 1))
+        return lines + ["else:"] + _indent(self.block(depth + 1))
+
+    def _loop_body(self, depth):
+        in_loop, self.in_loop = self.in_loop, True
+        try:
+            return self.block(depth + 1)
+        finally:
+            self.in_loop = in_loop
+
+    def _loop_else(self, depth):
+        return ["else:"] + _indent(self.block(depth + 1)) if self.chance(3) else []
+
+    def _while(self, depth):
+        n = next(self.counter)
+        test = f"k{n} < {self.draw(st.integers(0, 3))}"
+        if self.chance():
+            test += f" and ({self.condition()})"
+        return ([f"k{n} = 0", f"while {test}:", f"    k{n} += 1"]
+                + _indent(self._loop_body(depth)) + self._loop_else(depth))
+
+    def _for(self, depth):
+        n = next(self.counter)
+        target, iterable = self.pick((
+            (f"i{n}", f"range({self.draw(st.integers(0, 3))})"),
+            (f"i{n}", f"[{self.atom()}, {self.atom()}]"),
+            (f"i{n}, j{n}", f"enumerate(range(x % 3 + 1))"),
+            (f"i{n}, j{n}", f"zip(range(3), 'abc')"),
+            (f"{self.pick(self.names)}", "range(2)")))
+        return ([f"for {target} in {iterable}:"] + _indent(self._loop_body(depth))
+                + self._loop_else(depth))
+
+    def _match(self, depth):
+        n = next(self.counter)
+        body = lambda: _indent(_indent(self.block(depth + 2)))         # noqa: E731
+        cases = self.pick((
+            [f"case 0 | 1:", f"case {self.draw(st.integers(2, 4))} as m{n}:",
+             f"case c{n} if c{n} > {self.draw(st.integers(-1, 5))}:"],
+            [f"case c{n} if c{n} % 2 == 0:", f"case {self.draw(st.integers(-1, 5))}:"],
+            [f"case ({self.draw(st.integers(0, 3))} | 5) as m{n} if m{n} > 3:",
+             f"case -1:"]))
+        lines = [f"match {self.atom()}:"]
+        for case in cases:
+            lines += ["    " + case] + body()
+        lines += ["    case _:"]
+        if cases[0].startswith("case c"):       # bound even when its guard failed
+            lines += [f"        {self.pick(self.names)} = c{n}"]
+        return lines + body()
+
+    def _try(self, depth):
+        lines = ["try:"] + _indent(self.block(depth + 1))
+        if self.chance():
+            lines += ["except (ValueError, KeyError) as e:"] + _indent(
+                [f"print('caught', type(e).__name__)"] + self.block(depth + 1))
+        lines += ["finally:"] + _indent(self.block(depth + 1))
+        if self.in_loop and self.chance():
+            lines += ["    " + self.pick(("break", "continue"))]
+        elif self.chance(3):
+            lines += [f"    return {self.result()}"]
+        return lines
+
+    def _with(self, depth):
+        return ["with contextlib.nullcontext(" + self.atom() + ") as w:"] + _indent(
+            [f"{self.pick(self.names)} = w"] + self.block(depth + 1))
+
+    def _annotated(self, depth):
+        n = next(self.counter)
+        return [f"t{n}: int", "try:", f"    print(t{n})", "except NameError as e:",
+                "    print(type(e).__name__)"]
+
+    def _del(self, depth):
+        name = self.pick(self.names)
+        return [f"del {name}", f"{name} = {self.atom()}"]
+
+    _del_ = _del
+
+    def _helper(self, depth):
+        """A nested def with odd defaults, decorated, maybe nonlocal/global, called."""
+        n = next(self.counter)
+        outer = self.pick(self.names)
+        header = self.pick((f"def h{n}(p, q=lambda: {self.atom()}, *, r=[lambda s: s + 1]):",
+                            f"def h{n}(p, q=lambda: 3, *, r=[lambda s: s]) -> (lambda: int)():"))
+        decorator = self.pick(("@deco", "@(lambda fn: fn)", ""))
+        outer = self.pick(tuple(n for n in self.names if n != "p"))
+        declared = self.pick(([f"nonlocal {outer}"], ["global G", "G += 1"], []))
+        names, in_loop, in_helper = self.names, self.in_loop, self.in_helper
+        own = ("p", "u", "v") + ((outer,) if declared[:1] == [f"nonlocal {outer}"] else ())
+        self.names, self.in_loop, self.in_helper = own, False, True
+        try:
+            doc = ["f'doc of h'"] if self.chance() else []
+            body = (doc + declared + ["u = p", "v = 1"] + self.block(depth + 1)
+                    + [f"return (p + q() + r[0](1)) % 97"])
+        finally:
+            self.names, self.in_loop, self.in_helper = names, in_loop, in_helper
+        call = f"{self.pick(self.names)} = h{n}({self.atom()}) if h{n}.__doc__ is None else -1"
+        return ([decorator] if decorator else []) + [header] + _indent(body) + [call]
+
+    def _class_(self, depth):
+        n = next(self.counter)
+        return [f"class K{n}(Base):", f"    attr = {self.atom()}",
+                "    def m(self, p):",
+                "        return (super().m(p) + self.attr) % 97",
+                f"{self.pick(self.names)} = K{n}().m({self.atom()})"]
+
+    def _generator(self, depth):
+        n = next(self.counter)
+        return [f"def gen{n}(m):", "    for i in range(m):",
+                f"        if i % 2 == {self.draw(st.integers(0, 1))}:",
+                f"            yield i + {self.atom()}", "        else:", "            continue",
+                f"{self.pick(self.names)} = sum(gen{n}({self.draw(st.integers(0, 4))})) % 97"]
+
+
+@st.composite
+def odd_programs(draw):
+    """The source of `def f(x, y, opt=..., *, k=...)` in a module with helpers."""
+    program = _Odd(draw)
+    prelude = []
+    shadows = ("print", "range", "len", "super", "global")
+    for shadow in draw(st.lists(st.sampled_from(shadows), unique=True, max_size=2)):
+        prelude += {
+            "print": ["def print(*values, **kwargs):",
+                      "    builtins.print('|', *values, **kwargs)"],
+            "range": ["range = lambda *bounds: builtins.range(*bounds)[:2]"],
+            "len": ["len = lambda s: builtins.len(s) + 100"],
+            "super": ["super = lambda *args: Base()"],
+            "global": ["global G", "G = (G + x) % 97"],
+        }[shadow]
+    init = [f"{name} = {i}" for i, name in enumerate(ODD_NAMES)]
+    body = program.block(0)
+    lines = (["def f(x, y, opt=lambda z: z + 1, *, k=(lambda: 2)()):"]
+             + _indent(prelude + init + body + [f"return {program.result()}, G"]))
+    return ODD_PRELUDE + "\n" + "\n".join(lines) + "\n"
+
+
+class _Run:
+    """What one call gave: a result or an exception, and the text it printed."""
+
+    def __init__(self, fn, args):
+        out = io.StringIO()
+        self.result = self.error = None
+        with contextlib.redirect_stdout(out):
+            try:
+                self.result = fn(*args)
+            except Exception as e:          # noqa: BLE001 - compared by the caller
+                self.error = e
+        self.stdout = out.getvalue()
+
+    def describe(self):
+        if self.error is not None:
+            return "".join(traceback.format_exception(self.error)) + f"printed {self.stdout!r}"
+        return f"returned {self.result!r}, printed {self.stdout!r}"
+
+
+def check_odd(source, x, y):
+    """The function converts and behaves as the original on (x, y) (value, printed text,
+    exception type), or conversion is refused with a ConversionError naming a line of
+    its file. Each run gets its module afresh (the programs change a global)."""
+    path_of = {}
+
+    def fresh():
+        fn = load(source)
+        path_of["file"] = fn.__code__.co_filename
+        return fn
+
+    eager = _Run(fresh(), (x, y))
+    fn = fresh()
+    try:
+        converted = ag.to_graph(fn)
+    except ag.ConversionError as e:
+        assert f"{path_of['file']}:" in str(e), f"the refusal names no line: {e}"
+        event(f"refused: {str(e).split('(')[0][:40]}")
+        return
+    got = _Run(converted, (x, y))
+    problems = []
+    if eager.error is not None or got.error is not None:
+        if not (eager.error is not None and isinstance(got.error, type(eager.error))):
+            problems.append("different exceptions")
+    elif type(eager.result) is not type(got.result) or eager.result != got.result:
+        problems.append("different results")
+    if eager.stdout != got.stdout:
+        problems.append("different printed text")
+    assert not problems, "\n".join(problems + ["--- eager: " + eager.describe(),
+                                               "--- converted: " + got.describe()])
+    event("raised" if eager.error is not None else "returned")
+
+
+ODD_SETTINGS = dict(deadline=None, database=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@settings(max_examples=int(os.environ.get("AG_ODD_EXAMPLES", 200)), derandomize=True,
+          **ODD_SETTINGS)
+@given(source=odd_programs(), x=st.integers(-3, 5), y=st.integers(-3, 5))
+def test_odd_but_legal_functions_behave_as_python(source, x, y):
+    note(source)
+    check_odd(source, x, y)
+
+
+@pytest.mark.slow
+@settings(max_examples=int(os.environ.get("AG_ODD_SLOW_EXAMPLES", 3000)), **ODD_SETTINGS)
+@given(source=odd_programs(), x=st.integers(-3, 5), y=st.integers(-3, 5))
+def test_odd_but_legal_functions_behave_as_python_slow(source, x, y):
+    note(source)
+    check_odd(source, x, y)

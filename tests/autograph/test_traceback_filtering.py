@@ -92,3 +92,26 @@ def test_methods_filter_too():
 
     error = raised(Table().get, "b")
     assert len(library_frames(error)) <= 2     # the method's binding re-raises it as well
+
+
+class Ledger:
+    def entry(self, key):
+        def look_up():
+            if key:
+                return lookup({}, key)
+            return None
+        return look_up()
+
+
+def test_frames_keep_the_users_function_names():
+    """Converted code objects are named as the user's functions (co_name, __qualname__),
+    so frames read `scaled_entry`, never a generated name."""
+    error = raised(ag.to_graph(scaled_entry), 1.0, "b")
+    names = [f.name for f in traceback.extract_tb(error.__traceback__)]
+    assert "scaled_entry" in names and not any(n.startswith("ag__") for n in names)
+    converted = ag.to_graph(Ledger.entry)
+    assert converted.__code__.co_name == "entry"
+    assert converted.__code__.co_qualname == converted.__qualname__ == "Ledger.entry"
+    error = raised(converted, Ledger(), "k")
+    names = [f.name for f in traceback.extract_tb(error.__traceback__)]
+    assert "entry" in names and "look_up" in names, names

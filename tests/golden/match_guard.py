@@ -1,4 +1,4 @@
-"""A capture with a guard: the guard tests the subject itself."""
+"""A capture with a guard: bound before the guard runs (and after it fails), as in Python."""
 
 
 def bucket(x):

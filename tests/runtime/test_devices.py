@@ -380,7 +380,7 @@ def test_the_compiled_tier_leaves_ops_on_other_devices_to_the_fast_executor():
             y = x * 2.0 + 1.0
         return y
 
-    with rt.config.options(compile_policy="always"):
+    with rt.config.options(executor="compiled", compile_policy="always"):
         np.testing.assert_allclose(f(rt.constant(X)).numpy(), X * 2 + 1)
     reasons = [r.get("reason") or "" for r in rt.config.compiled_regions()]
     assert any("placed on strict:1 (the compiled tier is CPU-only)" in r for r in reasons)

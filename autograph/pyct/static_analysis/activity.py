@@ -28,11 +28,11 @@ import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import naming
 from autograph.pyct import qual_names
 from autograph.pyct import visitor
 
 _DEFS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
-_CONVERTED_CALL = qual_names.QN(qual_names.QN("ag__"), attr="converted_call")
 
 _SETS = ("read", "modified", "deleted", "bound", "params", "globals", "nonlocals", "calls")
 
@@ -253,7 +253,7 @@ class _Analyzer(ast_util.NodeVisitor):
         qn = anno.getanno(node.func, anno.Basic.QN, None)
         if qn is not None:
             self.scope.calls.add(qn)
-            if qn is _CONVERTED_CALL and node.args:     # ag__.converted_call(f, ...)
+            if node.args and _is_converted_call(qn):     # ag__.converted_call(f, ...)
                 called = anno.getanno(node.args[0], anno.Basic.QN, None)
                 if called is not None:
                     self.scope.calls.add(called)
@@ -280,6 +280,8 @@ class _Analyzer(ast_util.NodeVisitor):
         if node.value is not None:
             self.visit(node.value)
             self.visit(node.target)
+        elif isinstance(node.target, gast.Name):    # `x: int` makes x local, unassigned
+            self.scope.bound.add(qual_names.QN(node.target.id))
 
     def visit_Global(self, node):
         self.scope.globals.update(qual_names.QN(n) for n in node.names)
@@ -434,6 +436,11 @@ class _Analyzer(ast_util.NodeVisitor):
     def visit_MatchMapping(self, node):
         self.generic_visit(node)
         self._bind_pattern_name(node.rest)
+
+
+def _is_converted_call(qn):
+    return (qn.has_attr() and qn.attr == "converted_call" and not qn.parent.is_composite()
+            and str(qn.parent) == naming.namespace())
 
 
 def _track(scope, ctx, qn):

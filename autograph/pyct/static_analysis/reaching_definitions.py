@@ -16,11 +16,14 @@ statement (Python binds late, so a later assignment may also be seen; this is
 an approximation). For a loop, "into the statement" means from before the loop,
 not around the back edge. `del x` undefines x; assigning `a` undefines `a.b`.
 Nodes with equal sets may share one frozenset.
+
+`maybe_unbound_reads(fn_node, scope)` then says which locals a function may read unbound.
 """
 import gast
 
 from autograph.pyct import anno
 from autograph.pyct import ast_util
+from autograph.pyct import qual_names
 from autograph.pyct import visitor
 from autograph.pyct.static_analysis import activity
 from autograph.pyct.static_analysis import cfg
@@ -331,3 +334,50 @@ class _Annotator(ast_util.NodeVisitor):
         for arg in node.posonlyargs + node.args + node.kwonlyargs + [node.vararg, node.kwarg]:
             if arg is not None:
                 self.visit(arg)
+
+
+def maybe_unbound_reads(fn_node, scope):
+    """Locals of the function (names) that its own statements may read while they are
+    unbound (not defined on every path to the statement; `del x` reads x). Needs
+    DEFINED_VARS_IN (`resolve`) and the function's activity.Scope `scope`."""
+    local = scope.local_names
+    found = set()
+    getanno, defined_key, scope_key = anno.getanno, anno.Static.DEFINED_VARS_IN, \
+        anno.Static.SCOPE
+    for stmt in visitor.statements(fn_node.body):
+        defined = getanno(stmt, defined_key, None)
+        if defined is None:
+            continue
+        unbound = local.difference(defined)
+        if not unbound:
+            continue
+        # What the whole statement reads (its blocks too: more than its own reads) says
+        # cheaply whether it may read one; only then are its expressions walked.
+        stmt_scope = getanno(stmt, scope_key, None)
+        if stmt_scope is not None and unbound.isdisjoint(stmt_scope.read) and \
+                unbound.isdisjoint(stmt_scope.deleted):
+            continue
+        for name in _names_read_by(stmt):
+            if qual_names.QN(name) in unbound:
+                found.add(name)
+    return found
+
+
+def _names_read_by(stmt):
+    """The names a statement's own expressions read (not its blocks', nor those read in
+    lambdas and comprehensions, scopes of their own); augmented targets too."""
+    stack = [value for field, value in gast.iter_fields(stmt)
+             if field not in ("body", "orelse", "finalbody", "handlers", "cases")]
+    if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+        yield stmt.target.id
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(n)
+        elif isinstance(n, gast.Name):
+            if isinstance(n.ctx, (gast.Load, gast.Del)):    # (`del x` reads it first)
+                yield n.id
+        elif isinstance(n, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)):
+            stack.append(n.generators[0].iter)
+        elif isinstance(n, gast.AST) and not isinstance(n, (gast.Lambda, gast.stmt)):
+            stack.extend(value for _, value in gast.iter_fields(n))

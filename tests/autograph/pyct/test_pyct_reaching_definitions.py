@@ -159,3 +159,21 @@ def test_orig_definitions_are_kept_and_factories_are_used():
     reaching_definitions.resolve(node, None, graphs)
     assert anno.getanno(read, anno.Static.ORIG_DEFINITIONS) == first
     assert anno.getanno(read, anno.Static.DEFINITIONS) != first
+
+
+def test_maybe_unbound_reads(analyze):
+    node = analyze("""
+        def f(a, flag):
+            if flag:
+                x = 1
+            y = 2
+            t: int
+            if a:
+                del a
+            return x, y, [x for _ in (t,)], lambda: t
+        """)
+    scope = anno.getanno(node, anno.Static.SCOPE)
+    # x may be unbound at the return; t too (the comprehension's first iterable is read
+    # there; not what the comprehension and the lambda read, in scopes of their own);
+    # `del a` reads a (defined), and a may be unbound after it (not read then)
+    assert reaching_definitions.maybe_unbound_reads(node, scope) == {"x", "t"}
