@@ -298,8 +298,9 @@ class _Compiler:
         start = len(self.lines)
         regions = self.regions(graph, skip) if self.jit and not self.in_region else {}
         done = set()                    # ops emitted in a region
+        live = _live_ops(graph)
         for op in graph.ops:
-            if op in done:
+            if op in done or (live is not None and op not in live):
                 continue
             members = regions[op][0] if op in regions else (op,)    # (a region reads all)
             waits = [t for m in members for t in m.inputs if t in futures] + [
@@ -347,9 +348,10 @@ class _Compiler:
                     for o in run if o.type != "const") >= 3:
                 found[run[0]] = (list(run), False)
             run.clear()
+        live = _live_ops(graph)
         for op in graph.ops:
-            if op.type in ("placeholder", "capture"):
-                continue                    # fed: bound before any op runs
+            if op.type in ("placeholder", "capture") or (live is not None and op not in live):
+                continue                    # fed: bound before any op runs; or dead
             reason = ("appends rows of a loop" if skip and op in skip
                       else lowering.why_not(op, self.why_not))
             if reason is not None:
@@ -641,6 +643,15 @@ def _holds_quiet(ops):
     return any(op.opdef.quiet or any(inner.opdef.quiet for sub in op.subgraphs()
                                      for g in graphs_in(sub) for inner in g.ops)
                for op in ops)
+
+
+def _live_ops(graph):
+    """The ops running `graph` needs (what its outputs, control outputs and stateful ops
+    depend on, as the pruning pass keeps), or None when that is every op (a pruned graph):
+    an unoptimized graph runs no check nothing reads, as the plain executor."""
+    roots = list(graph.control_outputs) + [op for op in graph.ops if op.stateful]
+    needed = graph.needed_set(graph.outputs, (), roots)
+    return None if len(needed) == len(graph.ops) else needed
 
 
 def _array_constants(ops):

@@ -29,12 +29,14 @@ pytest.importorskip("numba")
 def compile_everything(tmp_path_factory):
     """Compile every region before its first run, into this session's cache directory
     (RT_COMPILE_CACHE's when set, so CI shares one), on cpu:0 (the tier is CPU-only:
-    graphs on other devices do not lower; see test_devices.py)."""
+    graphs on other devices do not lower; see test_devices.py), with the passes on."""
     saved, saved_device = dict(rt.config._state), rt.config.get_default_device()
     rt.config.set_default_device("cpu:0")
     cache = os.environ.get("RT_COMPILE_CACHE") or str(tmp_path_factory.getbasetemp() / "jit")
     rt.config.set_compile_cache_dir(cache)
     rt.config.set_compile_policy("always")
+    rt.config.set_optimizations(True)       # regions form in optimized graphs (fusion
+    #                                         groups, the memory plan's growing rows)
     if rt.config.get_executor() == "plain":    # (RT_EXECUTOR=plain runs jit_compile graphs
         rt.config.set_executor("fast")         # step by step: these tests are of the tier)
     try:
