@@ -142,42 +142,6 @@ def label(value):
     return f"rt.{name}" if getattr(value, "__module__", "").startswith("runtime") else name
 
 
-# One-line diagnoses of the bugs these tests found (strict xfails until fixed).
-# Fixed (the probe's counter is a placeholder, as in the loop):
-# EMPTY_STATIC_PROBE = (
-#     "autograph/operators/control_flow.py _tensor_for/_probe: a `for` over a tensor whose "
-#     "static length is 0 (rt.constant(np.array([], np.int32)), rt.range(0)) probes the body "
-#     "with element 0 when the loop must find initial values (a variable used after the "
-#     "loop, a return, a list grown): IndexError 'index 0 is out of bounds for dimension 0 "
-#     "with size 0' while tracing. `for c in t: return c` + `return -1` should give -1; "
-#     "`for c in t: x = c` + `return x` an UnboundLocalError naming 'x'")
-
-# Fixed (every tensor of the value is checked):
-# COMPOSITE_CREATED_IN_EMPTY_LOOP = (
-#     "autograph/operators/control_flow.py: a dict/tuple/list first assigned inside a tensor "
-#     "loop that runs zero times is not checked: `while i < n: v = (rt.zeros([2]),); i += 1` "
-#     "then `return v[0]` with n = rt.constant(0) silently returns [0., 0.] (a plain tensor "
-#     "`v = rt.zeros([2])` raises UnboundLocalError naming 'v', as Python does)")
-
-# Fixed (a StagingError names the variable, attributes and items too):
-# READ_BEFORE_ASSIGNED_IN_LOOP = (
-#     "converters/control_flow (tensor if inside a tensor loop): a name, attribute or item "
-#     "assigned in one branch and read in the other (`if i == 0: y = 0 else: y += 1`; "
-#     "Python assigns it on the first iteration) gives an unclear error instead of a "
-#     "StagingError naming it ('must have a value before the loop', as TensorFlow says): "
-#     "`y += 1` -> TypeError \"unsupported operand type(s) for +=: 'Undefined' and 'int'\" "
-#     "(internal type), `a = a + 1` -> UnboundLocalError, `tc.x + 1` -> AttributeError and "
-#     "`d[k] + 1` -> KeyError raised by the generated get_state")
-
-# Fixed (the break test comes before the next element is taken):
-# BREAK_CONSUMES_AN_ELEMENT = (
-#     "autograph/operators/control_flow.py _python_for: the next element is taken from the "
-#     "iterator before the break flag (extra_test) is checked, so a `break` consumes one "
-#     "more element of a shared iterator: `it = iter([1, 2, 3]); for e in it: break` then "
-#     "`list(it)` is [3] converted, [2, 3] in Python (a data set iterator resumed by a "
-#     "second loop loses elements)")
-
-
 # == loop_basic_test =======================================================================
 
 def while_without_variables(n, v):

@@ -1815,10 +1815,8 @@ def annotated_loop_state(n):
     return total
 
 
-# Fixed: `d[k]` / `l[j]` with a key assigned inside the tensor loop body was made loop
-# state, and get_state evaluated `d[k]` before the body bound k (NameError /
-# KeyError(<undefined k>)). Now the container is carried. (A Python list indexed by a
-# tensor cannot be traced at all: a TypeError saying so.)
+# A container indexed by a key the tensor loop's body assigns is carried whole. (A
+# Python list indexed by a tensor cannot be traced at all: a TypeError saying so.)
 
 
 def metrics_by_key(n):
