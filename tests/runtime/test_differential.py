@@ -525,9 +525,6 @@ def test_control_dependencies_order_reads_after_writes():
     agree_fresh(make, X, calls=2)
 
 
-@bug("runtime/codegen_executor.py: with optimizations off the compiled source runs every op "
-     "of the graph, also ones no output or effect needs; the plain executor's Plan runs only "
-     "the needed ones, so an unused failing op raises under the fast executor alone")
 def test_with_passes_off_both_executors_skip_an_unused_failing_op():
     def f(x, y):
         unused = x ** y                         # noqa: F841 - integers to a negative power
