@@ -120,7 +120,7 @@ class ControlFlowTransformer(transformer.Base):
             self._bind_unbound(node, fn, maybe_unbound)
             optional = fn.carried_by_loops and fn.carried_by_loops & _none_assigned(node)
             if fn.undefined or optional:
-                _CheckedLoads(fn.undefined, optional).visit_body(node.body)
+                _CheckedLoads(self.ctx, fn.undefined, optional).visit_body(node.body)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -281,17 +281,20 @@ def _is_none(node):
     return isinstance(node, gast.Constant) and node.value is None
 
 
-class _CheckedLoads(gast.NodeTransformer):
+class _CheckedLoads(transformer.Base):
     """Reads of variables that may hold no value become `ag__.ld(x)`: those set to
     ag__.Undefined (where not defined on every path to the statement: statements that kept
     their analysis annotations know), and those a loop may leave None (every read but an
-    `is None` test, which becomes `ag__.is_none(x)` later).
+    `is None` test, which becomes `ag__.is_none(x)` later). It visits every node, those
+    left unconverted (SKIP_PROCESSING) included, and adds no origins.
     """
 
-    def __init__(self, undefined, optional):
+    def __init__(self, ctx, undefined, optional):
+        super().__init__(ctx)
         self.undefined = undefined
         self.optional = optional
-        self.defined = frozenset()
+        self._defined_vars = None   # DEFINED_VARS_IN of the innermost statement with it
+        self._defined = {}          # id of such a set -> its names, as strings
         self.nested = 0             # inside a def of the user's nested in the function
 
     def visit_body(self, body):
@@ -302,14 +305,32 @@ class _CheckedLoads(gast.NodeTransformer):
         body[:] = new
 
     def visit(self, node):
-        if isinstance(node, gast.stmt) and anno.hasanno(node, anno.Static.DEFINED_VARS_IN):
-            saved = self.defined
-            self.defined = {str(qn) for qn in anno.getanno(node, anno.Static.DEFINED_VARS_IN)}
-            try:
-                return super().visit(node)
-            finally:
-                self.defined = saved
-        return super().visit(node)
+        node_type = type(node)
+        if node_type in _NOTHING_TO_CHECK:
+            return node
+        method = _CHECKED_LOADS_VISITS.get(node_type)
+        if method is None:
+            method = _CHECKED_LOADS_VISITS[node_type] = getattr(
+                _CheckedLoads, "visit_" + node_type.__name__, transformer.Base.generic_visit)
+        defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, None) \
+            if isinstance(node, gast.stmt) else None
+        if defined is None:
+            return method(self, node)
+        saved, self._defined_vars = self._defined_vars, defined
+        try:
+            return method(self, node)
+        finally:
+            self._defined_vars = saved
+
+    def _is_defined(self, name):
+        """Whether `name` is defined on every path to the statement being visited."""
+        defined = self._defined_vars
+        if defined is None:
+            return False
+        names = self._defined.get(id(defined))
+        if names is None:
+            names = self._defined[id(defined)] = {str(qn) for qn in defined}
+        return name in names
 
     def visit_FunctionDef(self, node):
         if anno.hasanno(node, anno.Basic.SKIP_PROCESSING) and not anno.hasanno(
@@ -330,7 +351,7 @@ class _CheckedLoads(gast.NodeTransformer):
         result = []
         for target in node.targets:
             if isinstance(target, gast.Name) and target.id in self.undefined:
-                check = [] if target.id in self.defined else templates.replace(
+                check = [] if self._is_defined(target.id) else templates.replace(
                     "ag__.ld(name)", name=target.id)
                 result += check + templates.replace(
                     _UNDEFINED, name=target.id, label=gast.Constant(value=target.id, kind=None))
@@ -341,7 +362,7 @@ class _CheckedLoads(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and (
                 node.id in self.optional or
-                (node.id in self.undefined and node.id not in self.defined)):
+                (node.id in self.undefined and not self._is_defined(node.id))):
             return ast_util.ag_call("ld", [ast_util.name_node(node.id)])
         return node
 
@@ -358,6 +379,10 @@ class _CheckedLoads(gast.NodeTransformer):
                 and func.value.id == naming.namespace() and func.attr == "Undefined"):
             return node
         return self.generic_visit(node)
+
+
+_NOTHING_TO_CHECK = visitor.LEAF_TYPES | {gast.Constant}
+_CHECKED_LOADS_VISITS = {}
 
 
 def transform(node, ctx):
