@@ -54,6 +54,7 @@ class FunctionFacts:
 
     def __init__(self, fn_node, source, around=None):
         self.scope = anno.getanno(fn_node, anno.Static.SCOPE)
+        self.local_names = self.scope.local_names
         self.has_closures = _has_closures(fn_node, source)
         # A nested function may call its siblings and itself, defined around it.
         self.closure_writes = dict(around.closure_writes) if around else {}
@@ -117,9 +118,9 @@ def _state(node, facts, modified, live, enclosing, reset=frozenset()):
     scope = facts.scope
     live = live | enclosing
     maybe = anno.getanno(node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset())
-    fn_locals = scope.local_names
+    fn_locals = facts.local_names
     outputs, resets = [], []
-    for qn in sorted(modified):
+    for qn in modified:             # (in any order: _strings sorts them)
         if qn in live or qn in scope.nonlocals or qn in scope.globals:
             outputs.append(qn)      # read later, or visible outside the function
         elif qn in maybe and qn in reset:
