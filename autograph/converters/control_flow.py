@@ -132,9 +132,10 @@ class ControlFlowTransformer(transformer.Base):
         share (nonlocal) that no function around them binds: a variable whose every
         assignment moved into generated functions that do not enclose each other."""
         unbound = set()
-        if fn.shared - ast_util.bound_names(node, self.ctx.may_walrus):
+        own_symbols = ast_util.own_body_symbols(node, self.ctx.may_walrus)
+        if fn.shared - own_symbols[0]:
             scope = fn.facts.scope
-            unbound = (_unbound_nonlocals(node, self.ctx.may_walrus)
+            unbound = (_unbound_nonlocals(own_symbols, self.ctx.may_walrus)
                        - {str(q) for q in scope.nonlocals} - {str(q) for q in scope.globals})
         fn.undefined.update(maybe_unbound & {str(qn) for qn in fn.facts.scope.params})
         unbound = sorted(unbound | (maybe_unbound - fn.undefined))
@@ -241,9 +242,10 @@ def _loop_options(node):
                       values=list(options.values()))]
 
 
-def _unbound_nonlocals(fn_node, walrus):
-    """Names declared nonlocal in functions nested in fn_node that no function between
-    them and fn_node (fn_node included) binds. One walk of each function's own body."""
+def _unbound_nonlocals(own_symbols, walrus):
+    """Names declared nonlocal in the functions nested in a function (`own_symbols`: its
+    ast_util.own_body_symbols) that no function between them and it (it included)
+    binds. One walk of each function's own body."""
     unbound = set()
 
     def scan(fn, enclosing_bound):
@@ -253,7 +255,7 @@ def _unbound_nonlocals(fn_node, walrus):
         for child in nested:
             scan(child, inner_bound)
 
-    bound, _, nested = ast_util.own_body_symbols(fn_node, walrus)
+    bound, _, nested = own_symbols
     for child in nested:
         scan(child, bound)
     return unbound
