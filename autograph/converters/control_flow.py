@@ -183,7 +183,7 @@ class ControlFlowTransformer(transformer.Base):
     def _undefined_inits(self, names):
         self.state[_Function].undefined.update(names)
         return [stmt for name in names for stmt in templates.replace(
-            _UNDEFINED, name=name, label=gast.Constant(value=name, kind=None))]
+            _UNDEFINED, name=name, label=ast_util.constant_node(name))]
 
     def _statement(self, template, local, **replacements):
         """The template filled in, after the Undefined inits of the statement's variables."""
@@ -196,7 +196,7 @@ class ControlFlowTransformer(transformer.Base):
         node, local = self._local_state(node)
         state = [_names_tuple(local.names)]
         if local.resets:        # the variables after the outputs are only reset
-            state.append(gast.Constant(value=len(local.outputs), kind=None))
+            state.append(ast_util.constant_node(len(local.outputs)))
         if not node.orelse:
             return self._statement(_IF_WITHOUT_ELSE, local, body_name=self._new("if_body"),
                                    body=node.body, test=node.test, state=state)
@@ -231,7 +231,7 @@ class ControlFlowTransformer(transformer.Base):
 
 
 def _names_tuple(names):
-    return gast.Tuple(elts=[gast.Constant(value=n, kind=None) for n in names], ctx=gast.Load())
+    return ast_util.tuple_node([ast_util.constant_node(n) for n in names])
 
 
 def _loop_options(node):
