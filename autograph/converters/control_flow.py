@@ -295,6 +295,9 @@ class _CheckedLoads(transformer.Base):
         super().__init__(ctx)
         self.undefined = undefined
         self.optional = optional
+        # A statement of the user's whose activity reads (and deletes) none of these
+        # is left unvisited.
+        self._checked = frozenset(qual_names.QN(n) for n in set(undefined) | set(optional))
         self._defined_vars = None   # DEFINED_VARS_IN of the innermost statement with it
         self._defined = {}          # id of such a set -> its names, as strings
         self.nested = 0             # inside a def of the user's nested in the function
@@ -314,8 +317,14 @@ class _CheckedLoads(transformer.Base):
         if method is None:
             method = _CHECKED_LOADS_VISITS[node_type] = getattr(
                 _CheckedLoads, "visit_" + node_type.__name__, transformer.Base.generic_visit)
-        defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, None) \
-            if isinstance(node, gast.stmt) else None
+        if not isinstance(node, gast.stmt):
+            return method(self, node)
+        scope = anno.getanno(node, anno.Static.SCOPE, None)
+        if scope is not None and node_type not in _DEFINITIONS and \
+                scope.read.isdisjoint(self._checked) and \
+                scope.deleted.isdisjoint(self._checked):
+            return node
+        defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, None)
         if defined is None:
             return method(self, node)
         saved, self._defined_vars = self._defined_vars, defined
@@ -384,6 +393,8 @@ class _CheckedLoads(transformer.Base):
 
 
 _NOTHING_TO_CHECK = visitor.LEAF_TYPES | {gast.Constant}
+# (A def's or class's SCOPE is its own body's: its reads where it stands are elsewhere.)
+_DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 _CHECKED_LOADS_VISITS = {}
 
 

@@ -59,11 +59,13 @@ class FunctionFacts:
         # A nested function may call its siblings and itself, defined around it.
         self.closure_writes = dict(around.closure_writes) if around else {}
         # {id of an if, while or for statement: (it, the names the lambdas and defs nested
-        # in it read)}, found in one walk of the function (empty without closures).
+        # in it read)}, found in one walk of each outermost one (empty without closures).
         self.captured = {}
         if self.has_closures:
             self.closure_writes.update(_closure_writes(fn_node))
-            _captured_by_statement(fn_node.body, self.captured)
+            for stmt in visitor.statements(fn_node.body):   # outer statements first
+                if isinstance(stmt, _STATEMENTS) and id(stmt) not in self.captured:
+                    _captured_by_statement([stmt], self.captured)
 
 
 def resolve(node, facts, enclosing=frozenset()):
