@@ -101,10 +101,16 @@ def sample(name):
 
 
 def executor_variants(call):
-    """Variants running the graph function call `call()` under each executor."""
+    """Variants running the graph function call `call()` under each executor (the compiled
+    tier's, every region compiled before timing, when numba is installed)."""
     import runtime as rt
-    return {f"graph ({name} executor)": (call, lambda name=name: rt.config.options(executor=name))
-            for name in ("fast", "plain")}
+    from runtime import compiled
+    variants = {f"graph ({name} executor)": (call, lambda name=name: rt.config.options(
+        executor=name)) for name in ("fast", "plain")}
+    if compiled.available():
+        variants["graph (compiled tier)"] = (call, lambda: rt.config.options(
+            executor="compiled", compile_policy="always"))
+    return variants
 
 
 def peak_bytes(fn):

@@ -6,8 +6,10 @@ run), a second trace of the same function for a new input shape, and a warm call
             h = tanh(h @ w + 0.1 * k) ...   maximum and their constants
 
 Each cold sample makes a new `rt.function` (nothing cached), so it pays everything a
-user's first call pays. Target (issue 15): cold trace + first call <= 8 ms. Hand-written
-numpy has no trace: its row is one call of the same computation, for scale.
+user's first call pays (lazily compiled: the plain executor runs it; "compiled before the
+first call" is `rt.config.set_lazy_compile(False)`). Target (issue 15): cold trace + first
+call <= 8 ms. Hand-written numpy has no trace: its row is one call of the same
+computation, for scale.
 """
 import time
 
@@ -38,16 +40,19 @@ def layers_numpy(x, w):
 
 
 def cold_medians(variants, repeat):
-    """{name: median seconds} of one-off events: `variants[name]()` returns a callable
-    whose one call is the event (its setup stays outside the measurement)."""
+    """{name: median seconds} of one-off events, wall time and (as "NAME (CPU)") this
+    process's CPU time, which a loaded machine inflates less: `variants[name]()` returns
+    a callable whose one call is the event (its setup stays outside the measurement)."""
     samples = {name: [] for name in variants}
+    cpu = {f"{name} (CPU)": [] for name in variants}
     for _ in range(repeat):
         for name, prepare in variants.items():
             event = prepare()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             event()
             samples[name].append(time.perf_counter() - start)
-    return {name: sorted(s)[len(s) // 2] for name, s in samples.items()}
+            cpu[f"{name} (CPU)"].append(time.process_time() - start_cpu)
+    return {name: sorted(s)[len(s) // 2] for name, s in {**samples, **cpu}.items()}
 
 
 def cold_pair(label, make, args, args2, call=lambda f, args: f(*args)):
@@ -70,6 +75,16 @@ def under(executor):
         with rt.config.options(executor=executor):
             return f(*args)
     return call
+
+
+def compiled_first(f, args):
+    with rt.config.options(executor="fast"):
+        saved = rt.config.get_lazy_compile()
+        rt.config.set_lazy_compile(False)
+        try:
+            return f(*args)
+        finally:
+            rt.config.set_lazy_compile(saved)
 
 
 def framework_variants(x, w, x2):
@@ -119,6 +134,11 @@ def measure(quick=False):
     for executor in ("fast", "plain"):
         variants.update(cold_pair(f"{executor} executor", lambda: rt.function(layers),
                                   (tx, tw), (tx2, tw), under(executor)))
+    eager_compile = {
+        f"fast executor, compiled before the first call: {k.split(': ')[1]}": v
+        for k, v in cold_pair("fast", lambda: rt.function(layers), (tx, tw), (tx2, tw),
+                              compiled_first).items()}
+    variants.update(eager_compile)
     variants.update(framework_variants(x, w, x2))
     report.values.update(cold_medians(variants, repeat=7 if quick else 31))
     report.values["warm call (fast executor)"] = medians(

@@ -31,6 +31,7 @@ error is the one the plain executor raises (`executor.op_error`). The source is
 in `linecache` (tracebacks and pdb show it) and on `Program.source`.
 """
 import builtins
+import functools
 import itertools
 import keyword
 import linecache
@@ -58,10 +59,7 @@ _counter = itertools.count(1)
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _errstate_var
     from numpy._core._ufunc_config import _make_extobj
-    _IGNORE = _make_extobj(all="ignore")
-
-    def _quiet_on():
-        return _errstate_var.set(_IGNORE)
+    _quiet_on = functools.partial(_errstate_var.set, _make_extobj(all="ignore"))
 
     _quiet_off = _errstate_var.reset
     _errstate_now = _errstate_var.get
@@ -163,8 +161,10 @@ class _Compiler:
         self.global_names = {}          # id(object) -> namespace name
         self.used = set(self.ns)
         self.quiet = False
+        self.quiet_outside = False      # a quiet op emitted outside any region's fallback
         self.user_code = False
         self.wanted = {}                # tensor -> the local it must be bound to
+        self.arrays = set()             # locals of rank-0 values that hold 0-d arrays
         self.placed = devices.placing   # ops may be on devices other than cpu:0
 
     # -- names -----------------------------------------------------------------------
@@ -227,7 +227,8 @@ class _Compiler:
             if scalar_ok and v.ndim == 0:
                 return self.glob(v[()], "c_" + t.op.name, ("scalar", id(v)))
             return self.glob(v, "c_" + t.op.name)
-        if not scalar_ok and (t.shape.rank is None or t.shape.rank == 0):
+        if not scalar_ok and (t.shape.rank is None or t.shape.rank == 0) and \
+                r not in self.arrays:
             return f"_nd({r})"
         return r
 
@@ -254,8 +255,9 @@ class _Compiler:
         body = self.lines[header:]
         self.lines = self.lines[:header]
         shift = 0
+        lazy = self.quiet and not self.quiet_outside    # quiet only in regions' fallbacks
         if self.quiet:
-            self.emit(1, "_quiet = _quiet_on()")
+            self.emit(1, "_quiet = None" if lazy else "_quiet = _quiet_on()")
             self.ns.update(_quiet_on=_quiet_on, _quiet_off=_quiet_off)
             shift = 1
         if self.user_code:
@@ -275,7 +277,9 @@ class _Compiler:
         self.emit(2, "raise _fail(_e)")
         if self.quiet:
             self.emit(1, "finally:")
-            self.emit(2, "_quiet_off(_quiet)")
+            if lazy:
+                self.emit(2, "if _quiet is not None:")
+            self.emit(2 + lazy, "_quiet_off(_quiet)")
         source = "\n".join(self.lines) + "\n"
         filename = f"<rt graph {graph.name} #{graph.id}.{next(_counter)}>"
         line_ops = self.line_ops
@@ -294,11 +298,13 @@ class _Compiler:
         start = len(self.lines)
         regions = self.regions(graph, skip) if self.jit and not self.in_region else {}
         done = set()                    # ops emitted in a region
+        live = _live_ops(graph)
         for op in graph.ops:
-            if op in done:
+            if op in done or (live is not None and op not in live):
                 continue
-            waits = [t for t in op.inputs if t in futures] + [
-                t for c in op.control_inputs for t in c.outputs if t in futures]
+            members = regions[op][0] if op in regions else (op,)    # (a region reads all)
+            waits = [t for m in members for t in m.inputs if t in futures] + [
+                t for m in members for c in m.control_inputs for t in c.outputs if t in futures]
             for t in dict.fromkeys(waits):          # an input read twice is awaited once
                 self.emit(indent, f"{env[t]} = {futures.pop(t)}.result()", t.op)
             if op in regions:
@@ -342,9 +348,10 @@ class _Compiler:
                     for o in run if o.type != "const") >= 3:
                 found[run[0]] = (list(run), False)
             run.clear()
+        live = _live_ops(graph)
         for op in graph.ops:
-            if op.type in ("placeholder", "capture"):
-                continue                    # fed: bound before any op runs
+            if op.type in ("placeholder", "capture") or (live is not None and op not in live):
+                continue                    # fed: bound before any op runs; or dead
             reason = ("appends rows of a loop" if skip and op in skip
                       else lowering.why_not(op, self.why_not))
             if reason is not None:
@@ -372,15 +379,17 @@ class _Compiler:
             [t for op in run if op.type != "const" for t in op.inputs[n:] if t not in produced]
             + _array_constants(run)))
         read_after = {t for op in graph.ops if op not in members for t in op.inputs}
+        returned = set(graph.outputs) - read_after if graph is self.graph else set()
         read_after.update(graph.outputs)
         outputs = list(run[0].outputs) if loop else [t for t in produced if t in read_after]
         outputs.sort(key=lambda t: (run.index(t.op), t.index))
         lowered = lowering.lower_region(graph, run, inputs, outputs, loop)
         first = run[0].original or run[0]
         where = f" at {first.origin.short()}" if first.origin is not None else ""
-        region = compiled.Region(lowered, loop, outputs,
+        stacks = run[0].attrs.get("stacks") if loop else None
+        region = compiled.Region(lowered, loop,
                                  f"{len(run)} ops from {first.type} {first.name}{where}",
-                                 self.graph.name)
+                                 self.graph.name, None if stacks is None else (n, stacks))
         r = self.glob(region, "region")
         args = [self.glob(t.op.attrs["value"], "c_" + t.op.name) if t.op.type == "const"
                 else self.ref(env, t, True) for t in inputs]
@@ -388,9 +397,14 @@ class _Compiler:
         v = self.fresh("v")
         self.emit(indent, f"{v} = {r}.run({', '.join(inits + args)})", run[0])
         self.emit(indent, f"if {v} is None:", run[0])
+        if self.quiet and _holds_quiet(run):
+            self.emit(indent + 1, "if _quiet is None:")
+            self.emit(indent + 2, "_quiet = _quiet_on()")
         self.in_region += 1
-        if loop:
+        arrays = [t for t in outputs if t in returned and t.shape.rank == 0]
+        if loop and stacks is None:
             self.inline_while(run[0], env, indent + 1, mine, switch=(r, v, args))
+            self.returned_arrays(arrays, env, indent + 1)
             self.emit(indent, f"if {v} is not None:", run[0])
         else:
             internal = produced - set(outputs)
@@ -398,12 +412,37 @@ class _Compiler:
                 if op.type != "const":
                     self.op(op, env, indent + 1, mine, futures)
                     self.free(free_after, op, env, indent + 1, mine, futures, internal)
+            self.returned_arrays(arrays, env, indent + 1)
             self.emit(indent, "else:", run[0])
         self.in_region -= 1
         if outputs:
-            self.emit(indent + 1, f"{', '.join(env[t] for t in outputs)}, = {v}")
+            results = [self.compiled_result(t, f"{v}[{i}]", read_after, returned)
+                       for i, t in enumerate(outputs)]
+            self.emit(indent + 1, f"{', '.join(env[t] for t in outputs)}, = "
+                                  f"{', '.join(results)},")
         else:
             self.emit(indent + 1, "pass")
+
+    def returned_arrays(self, ts, env, indent):
+        """Make the rank-0 values `ts`, which the program only returns, 0-d arrays where
+        the fast executor computed them (as the compiled path does), once."""
+        if ts:
+            names = [env[t] for t in ts]
+            self.emit(indent, f"{', '.join(names)}, = "
+                              f"{', '.join(f'_nd({name})' for name in names)},")
+            self.arrays.update(names)
+
+    def compiled_result(self, t, source, read_after, returned):
+        """A compiled region's result `source` as the fast executor keeps `t`: a rank-0
+        number (a Python scalar from numba) as a numpy scalar of its dtype, if read (as
+        the 0-d array the program returns, if only returned)."""
+        if t.shape.rank != 0 or t not in read_after:
+            return source
+        if t in returned:
+            return f"_nd({source}, {self.glob(t.dtype.np, 'dt_' + t.dtype.np.name)})"
+        if t.dtype.is_bool:
+            return source
+        return f"{self.glob(t.dtype.np.type, '_np_' + t.dtype.np.name)}({source})"
 
     def bind(self, env, mine, t):
         name = self.wanted.pop(t, None) or self.fresh(
@@ -414,6 +453,8 @@ class _Compiler:
 
     def op(self, op, env, indent, mine, futures):
         kind = op.type
+        if op.opdef.quiet and not self.in_region:
+            self.quiet_outside = True
         if kind in ("placeholder", "capture") and op.outputs[0] in env:
             return
         if kind == "const":
@@ -573,7 +614,8 @@ class _Compiler:
         if switch is None:
             self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
         else:        # into the compiled loop with this state, or on in this one
-            state = ", ".join(names + args)
+            state = ", ".join([f"_concat_rows({name}, {rows[j]})" if j in rows else name
+                               for j, name in enumerate(names)] + args)
             self.emit(indent + 2, f"{v} = {region}.switch({i}, {state})", op)
             self.emit(indent + 2, f"if {v} is not None:", op)
             self.emit(indent + 3, "break")
@@ -594,6 +636,22 @@ class _Compiler:
         for j, r in rows.items():
             self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", op)
             self.emit(indent, f"del {r}")
+
+
+def _holds_quiet(ops):
+    """Whether one of `ops`, or of the ops in their sub-graphs, has a quiet kernel."""
+    return any(op.opdef.quiet or any(inner.opdef.quiet for sub in op.subgraphs()
+                                     for g in graphs_in(sub) for inner in g.ops)
+               for op in ops)
+
+
+def _live_ops(graph):
+    """The ops running `graph` needs (what its outputs, control outputs and stateful ops
+    depend on, as the pruning pass keeps), or None when that is every op (a pruned graph):
+    an unoptimized graph runs no check nothing reads, as the plain executor."""
+    roots = list(graph.control_outputs) + [op for op in graph.ops if op.stateful]
+    needed = graph.needed_set(graph.outputs, (), roots)
+    return None if len(needed) == len(graph.ops) else needed
 
 
 def _array_constants(ops):

@@ -8,6 +8,7 @@
     rt.config.set_trace_cache_size(32)     # traces kept per graph function (LRU)
     rt.config.set_traceback_filtering(False)    # tracebacks show the runtime's frames
     rt.config.set_memory_budget(2**30)     # graphs recompute values to plan within 1 GiB
+    rt.config.set_lazy_compile(False)      # the fast executor compiles before a first run
     rt.config.set_default_device("gpu:0")  # ops outside rt.device scopes run there
     rt.config.set_log_device_placement(True)    # print where each op runs, and why
 
@@ -15,6 +16,11 @@
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
 plan of steps (`runtime.executor.Plan`). Both run the graph the passes of
 `runtime.passes` made (unless optimizations are off) and give identical results.
+Lazy compiling (on by default) spares a graph run once the cost of its passes and
+source: the first run of a loop-free graph of at most `LAZY_ELEMENTS` elements
+(all its values together, known while tracing) runs step by step on the graph as
+traced (the plain executor, whose results are the same); its second run optimizes
+and compiles it. Graphs with loops, or bigger ones, compile before their first run.
 "compiled" is the fast executor with its lowerable regions compiled by numba
 (`runtime.compiled`; the `jit` extra), as `rt.function(jit_compile=True)` asks for
 one function: when regions compile is `set_compile_policy`'s to say,
@@ -43,8 +49,9 @@ __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizatio
            "get_memory_budget", "options", "set_compile_policy", "get_compile_policy",
            "set_compile_cache_dir", "get_compile_cache_dir", "compiled_regions",
            "set_trace_cache_size", "get_trace_cache_size", "set_traceback_filtering",
-           "get_traceback_filtering", "list_devices", "set_log_device_placement",
-           "get_log_device_placement", "set_default_device", "get_default_device"]
+           "get_traceback_filtering", "set_lazy_compile", "get_lazy_compile", "list_devices",
+           "set_log_device_placement", "get_log_device_placement", "set_default_device",
+           "get_default_device"]
 
 EXECUTORS = ("fast", "plain", "compiled")
 COMPILE_POLICIES = ("hot", "always", "never")
@@ -63,6 +70,7 @@ _state = {
                        "background": True},
     "compile_cache": None,      # None: the user cache dir
     "memory_budget": None,      # None: graphs keep what their gradients need
+    "lazy_compile": True,       # the fast executor interprets a small graph's first run
     "log_device_placement": False,  # print where each op runs (runtime.devices)
     "version": 0,               # one number per combination of settings: graphs keep
 }                               # what they compiled under each
@@ -171,6 +179,21 @@ def set_compile_policy(policy=None, *, calls=None, loop_iterations=None, backgro
 def get_compile_policy():
     """{"policy", "calls", "loop_iterations", "background"} (see set_compile_policy)."""
     return _state["compile_policy"]
+
+
+LAZY_ELEMENTS = 1 << 20
+
+
+def set_lazy_compile(enabled=True):
+    """Whether the fast executor runs the first run of a small loop-free graph step by
+    step and compiles it for its second (see the module docstring); off: it compiles
+    every graph before its first run (RT_LAZY_COMPILE=0)."""
+    _state["lazy_compile"] = bool(enabled)
+
+
+def get_lazy_compile():
+    """Whether the fast executor compiles graphs lazily (see set_lazy_compile)."""
+    return _state["lazy_compile"]
 
 
 def set_compile_cache_dir(path):
@@ -327,6 +350,8 @@ if os.environ.get("RT_COMPILE_POLICY"):
     set_compile_policy(os.environ["RT_COMPILE_POLICY"])
 if os.environ.get("RT_COMPILE_CACHE"):
     set_compile_cache_dir(os.environ["RT_COMPILE_CACHE"])
+if os.environ.get("RT_LAZY_COMPILE"):
+    set_lazy_compile(os.environ["RT_LAZY_COMPILE"].strip().lower() not in ("0", "false", "no"))
 # RT_DEVICE=strict:0 runs every op outside an rt.device scope on that device (CI's run of the
 # suites on the array_api_strict stand-in; RT_DEVICE=gpu:0 on a GPU machine).
 if os.environ.get("RT_DEVICE", "").strip():

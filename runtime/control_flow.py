@@ -814,8 +814,21 @@ def _stack_get_grad(op, grad):
     return [apply(_STACK_PUT, [values, index, i, grad], {}), None, None]
 
 
+def _stack_get_lower(op, src):
+    """values[start:start + size].reshape(dims), from index row i (checked: a fault)."""
+    row = src.checked_index(src.value(2), src.value(1), 0)
+    start = f"{src.value(1)}[{row}, 0]"
+    dims = [str(d) if d is not None else f"{src.value(1)}[{row}, {k + 1}]"
+            for k, d in enumerate(op.attrs["shape"])]
+    if not dims:
+        return f"{src.value(0)}[{start}]"
+    size = " * ".join(dims)
+    return f"{src.value(0)}[{start}:{start} + {size}].reshape(({', '.join(dims)},))"
+
+
 _STACK_GET = registry.register("stack_get", _stack_get_kernel, _stack_get_infer,
-                               grad=_stack_get_grad, numpy=_numpy_stack_get)
+                               grad=_stack_get_grad, numpy=_numpy_stack_get,
+                               lower=_stack_get_lower)
 
 
 def stack_get(values, index, i, like):

@@ -23,7 +23,8 @@ from . import context
 from . import devices
 from .errors import OpError, with_location, wrap_kernel_error
 
-__all__ = ["Plan", "Step", "run_graph", "plan_for", "runner_for", "op_error", "optimized_graph"]
+__all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error",
+           "optimized_graph"]
 
 _plan_lock = threading.Lock()
 
@@ -149,17 +150,25 @@ def run_graph(graph, feed_values):
     """Run a function-like graph: feed inputs then captures, return its flat outputs."""
     run = graph._plans.get(config._state["version"])
     if run is None:
-        run = _function_runner(graph)
+        run = function_runner(graph)
     return run(feed_values)
 
 
-def _function_runner(graph):
-    """How `run_graph` runs `graph` under the current settings (kept until either changes)."""
+def function_runner(graph):
+    """How `run_graph` runs `graph` under the current settings (kept until they change):
+    a function of the feed values returning the output values. (A lazily compiled
+    graph's first run: the plain plan of the graph as traced, not kept.)"""
+    version = config._state["version"]
+    jit = getattr(graph, "jit_compile", False)
+    if _first_run_interpreted(graph, version, jit):
+        run = plan_for(graph).run
+        return _placing_feeds(run, list(graph.inputs) + [t for _, t in graph.captures]) \
+            if devices.placing else run
     target = optimized_graph(graph)
-    run = _runner(target, getattr(graph, "jit_compile", False))
+    run = _runner(target, jit)
     if devices.placing:
         run = _placing_feeds(run, list(target.inputs) + [t for _, t in target.captures])
-    graph._plans[config._state["version"]] = run
+    graph._plans[version] = run
     return run
 
 
@@ -167,6 +176,37 @@ def _placing_feeds(run, placeholders):
     """`run`, given each fed value on the device of the placeholder it feeds."""
     puts = [devices.resolve(t.op.device).put for t in placeholders]
     return lambda values: run([put(v) for put, v in zip(puts, values)])
+
+
+def _first_run_interpreted(graph, version, jit):
+    """Is this the first run of `graph` under these settings, to run step by step as
+    traced (rt.config.set_lazy_compile): the fast executor's, of a small loop-free graph
+    whose ops all run on cpu:0 (one that needs placing runs as the placement pass says)?"""
+    if not config._state["lazy_compile"] or jit or config.get_executor() != "fast":
+        return False
+    key = ("interpreted", version)
+    if key in graph._plans:
+        return False
+    graph._plans[key] = True
+    from .passes import placement
+    return _small_and_loop_free(graph) and not placement.needed(graph)
+
+
+def _small_and_loop_free(graph):
+    """No `while` in `graph` or its sub-graphs, whose values (shapes known while tracing)
+    total at most config.LAZY_ELEMENTS elements."""
+    from .passes import graphs_in
+    total = 0
+    for g in graphs_in(graph):
+        for op in g.ops:
+            if op.type == "while":
+                return False
+            for t in op.outputs:
+                n = t.shape.num_elements()
+                if n is None:
+                    return False
+                total += n
+    return total <= config.LAZY_ELEMENTS
 
 
 def optimized_graph(graph):

@@ -29,15 +29,18 @@ import numpy as np
 
 from . import config
 from . import context
+from . import devices
 from . import dtypes
 from . import nest
 from . import trace_warnings
 from . import traceback_utils
 from .auto_control_deps import add_control_dependencies
-from .executor import run_graph
+from .errors import OpError
+from .executor import function_runner, run_graph
 from .graph import Graph, Operation
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
+from .passes import no_collections
 from .shapes import TensorShape
 from .tensor import EagerTensor, SymbolicTensor, Tensor
 from .variables import Variable, creation_rule
@@ -113,6 +116,8 @@ class ConcreteFunction:
         self._arg_template = arg_template      # (args, kwargs) with TensorSpec leaves
         self.name = name
         self._single = isinstance(output_template, nest.Slot)
+        self._single_dtype = (graph.outputs[output_template.index].dtype if self._single
+                              else None)       # the one result's DType, as traced
         self._captures = []                   # the captured outer tensors (cached)
         self._call_attrs = {"f": graph}
         self._last_call = 0                   # the Function's call count when last used
@@ -149,10 +154,52 @@ class ConcreteFunction:
 
     def _call_flat(self, tensors):
         """Run on flat input tensors (eager or symbolic); returns the structured result."""
+        if not registry.tape_hooks and context.current_graph() is None:
+            return self._call_eager(tensors)
+        outs = apply(_CALL, list(tensors) + self._capture_list(), self._call_attrs,
+                     name=self.name)
+        return self._structured(outs)
+
+    def _call_eager(self, tensors):
+        """What a `call` op does eagerly (outside graphs and tapes, so nothing records it),
+        without the op: the graph's runner called on the arrays, the results wrapped.
+        While devices are placing, the op itself runs (it places the call, logs it)."""
+        if devices.placing:
+            return self._structured(apply(_CALL, list(tensors) + self._capture_list(),
+                                          self._call_attrs, name=self.name))
+        graph = self.graph
+        run = graph._plans.get(config._state["version"]) or function_runner(graph)
+        captures = self._capture_list() if graph.captures else ()
+        try:
+            arrays = [t._value for t in tensors]
+            if captures:
+                arrays += [t._value for t in captures]
+        except AttributeError:
+            raise registry.leaked_symbolic_error(_CALL, [*tensors, *captures]) from None
+        try:
+            outs = run(arrays)
+        except OpError:
+            raise
+        except Exception as e:  # noqa: BLE001 - re-raised naming the call, as the op does
+            raise registry.eager_kernel_error(_CALL, [*tensors, *captures], self._call_attrs,
+                                              e) from e
+        if self._single:
+            v = outs[self._output_template.index]
+            dtype = self._single_dtype
+            if type(v) is np.ndarray and v.dtype is dtype._np:     # (numpy's own dtype)
+                return EagerTensor(v, dtype)
+            return registry.eager_tensor(v)
+        return self._structured(list(map(registry.eager_tensor, outs)))
+
+    def _capture_list(self):
+        """The captured outer tensors, fed after the inputs."""
         captures = self._captures
         if len(captures) != len(self.graph.captures):
             captures = self._captures = [outer for outer, _ in self.graph.captures]
-        outs = apply(_CALL, list(tensors) + captures, self._call_attrs, name=self.name)
+        return captures
+
+    def _structured(self, outs):
+        """The result's structure, holding `outs` (the flat results)."""
         if self._single:
             return outs[self._output_template.index]
         leaves = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
@@ -272,6 +319,18 @@ def _signature_key():
     return "signature" if device is None else ("signature", device)
 
 
+def _direct_key(args):
+    """The dispatch cache's key of positional arguments: the `rt.device` scope's name and
+    each one's dtype (its name: names DTypes one to one, and hashes faster) and shape, or
+    None unless all are eager tensors."""
+    key = (context.device_name(),)
+    for a in args:
+        if type(a) is not EagerTensor:
+            return None
+        key += (a._dtype.name, a._value.shape)
+    return key
+
+
 def _replace_tensors(x, fn):
     """`x` with each tensor-like leaf replaced by fn(leaf, path).
 
@@ -338,6 +397,11 @@ def _output_leaf(x):
 
 def trace_into_graph(python_function, args, kwargs, name, arg_names):
     """Trace `python_function` on placeholders; returns a ConcreteFunction."""
+    with no_collections():          # (tracing makes thousands of objects that stay)
+        return _trace_into_graph(python_function, args, kwargs, name, arg_names)
+
+
+def _trace_into_graph(python_function, args, kwargs, name, arg_names):
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
     graph.device = context.device_name()         # results go where the function is called
@@ -440,6 +504,7 @@ class Function:
         self._signature_structure = input_signature
         self.reduce_retracing = bool(reduce_retracing)
         self._cache = {}                    # signature key -> ConcreteFunction
+        self._direct = {}                   # _direct_key -> ConcreteFunction (see _lookup)
         self._general = {}                  # reduce_retracing: shape-free key -> (specs, trace)
         self._calls = 0                     # calls so far (traces remember when they ran last)
         self._traces = 0                    # traces made (the first may create variables)
@@ -561,9 +626,16 @@ class Function:
         return tensors
 
     def _lookup(self, args, kwargs):
+        """(the trace to run, the flat tensors to feed it); a call that found its trace in
+        the cache, given eager tensors only, is remembered for the dispatch cache."""
         if self.input_signature is not None:
             tensors = self._apply_signature(args, kwargs)
-            return self._signature_concrete(), tensors
+            concrete = self._cache.get(_signature_key())
+            if concrete is None:
+                return self._signature_concrete(), tensors
+            self._remember_direct(args, kwargs, args, tensors, concrete)
+            return concrete, tensors
+        given = args
         args, kwargs = self._canonicalize(args, kwargs)
         tensors = []
         key = _key(args, kwargs, tensors)
@@ -572,7 +644,25 @@ class Function:
         if concrete is None:
             return self._trace_with_key(key, args, kwargs)[0], tensors
         concrete._last_call = calls
+        self._remember_direct(given, kwargs, args, tensors, concrete)
         return concrete, tensors
+
+    # A JAX-style dispatch cache for the common call: eager tensors only, positionally,
+    # outside graphs and tapes. Its key (each argument's dtype and shape) costs a fraction
+    # of `_encode`'s, and the trace it finds is called directly (`_call_eager`).
+    _DIRECT_LIMIT = 256
+
+    def _remember_direct(self, given, kwargs, args, tensors, concrete):
+        """Keep `concrete` for calls like this one, if it was given eager tensors only, as
+        the trace's inputs in order (no Python values, defaults or nesting)."""
+        if kwargs or args is not given or len(tensors) != len(given):
+            return
+        for t, a in zip(tensors, given):
+            if t is not a or type(a) is not EagerTensor:
+                return
+        if len(self._direct) >= self._DIRECT_LIMIT:
+            self._direct.clear()
+        self._direct[_direct_key(given)] = concrete
 
     def _trace_with_key(self, key, args, kwargs):
         """(the trace to run now, the trace kept for `key`): they differ on a first trace
@@ -652,6 +742,7 @@ class Function:
         while limit is not None and len(self._cache) > max(limit, 1):
             old_key = min(self._cache, key=lambda k: self._cache[k]._last_call)
             dropped = self._cache.pop(old_key)
+            self._direct = {k: c for k, c in list(self._direct.items()) if c is not dropped}
             self._general = {k: v for k, v in self._general.items() if v[1] is not dropped}
             _log.warning("rt.function '%s': its trace cache is full (%d traces, "
                          "rt.config.set_trace_cache_size); dropped the least recently "
@@ -660,6 +751,13 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         try:
+            if self._direct and not kwargs:        # the dispatch cache (see _lookup)
+                concrete = self._direct.get(_direct_key(args))
+                if (concrete is not None and not registry.tape_hooks
+                        and context.graph_functions_run_now()):
+                    self._calls = calls = self._calls + 1
+                    concrete._last_call = calls
+                    return concrete._call_eager(args)
             if context.functions_run_eagerly():
                 fn = self._tracer if self._tracer is not None else self.python_function
                 return fn(*args, **kwargs)

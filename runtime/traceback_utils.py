@@ -16,6 +16,7 @@ __all__ = ["Frame", "user_frame", "register_internal_dir", "register_source_map"
 
 _internal_dirs = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
 _source_maps = {}          # generated filename -> {lineno: Frame}
+_internal_files = {}       # filename -> whether it is library code (cache of _internal_dirs)
 _lock = threading.Lock()
 
 
@@ -56,6 +57,7 @@ def register_internal_dir(path):
     with _lock:
         if path not in _internal_dirs:
             _internal_dirs.append(path)
+            _internal_files.clear()
 
 
 def register_source_map(filename, line_map):
@@ -83,12 +85,12 @@ def map_frame(filename, lineno, name):
     line_map = _source_maps.get(filename)
     if line_map is not None:
         return line_map.get(lineno)
-    for d in _internal_dirs:
-        if filename.startswith(d):
-            return None
-    if filename.startswith("<frozen "):     # the interpreter's own (runpy under -m)
-        return None
-    return Frame(filename, lineno, name)
+    internal = _internal_files.get(filename)
+    if internal is None:
+        # (the interpreter's own "<frozen ...>" files too: runpy under -m)
+        internal = _internal_files[filename] = filename.startswith(
+            tuple(_internal_dirs) + ("<frozen ",))
+    return None if internal else Frame(filename, lineno, name)
 
 
 def user_frame(skip=1):

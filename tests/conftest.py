@@ -12,6 +12,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # Every conversion checks the loader's predicted statement lines (its source map) against
 # a parse of the printed code (autograph/pyct/loader.py).
 os.environ.setdefault("AUTOGRAPH_CHECK_LINES", "1")
+# Graphs compile before their first run, so that the suites test the executor they name
+# (by default a small loop-free graph's first run is interpreted: the plain executor,
+# which CI's RT_EXECUTOR=plain run tests); tests/runtime/test_lazy_compile.py tests that.
+os.environ.setdefault("RT_LAZY_COMPILE", "0")
 
 
 def pytest_addoption(parser):

@@ -25,6 +25,7 @@ everything in the fast executor. Compiled code is cached on disk, keyed by a has
 its source (the graph's content, lowered), under `rt.config.get_compile_cache_dir()`
 (default: the user cache dir; RT_COMPILE_CACHE), so another process loads it.
 """
+import functools
 import hashlib
 import importlib.util
 import os
@@ -70,12 +71,15 @@ def warn_unavailable():
 class Region:
     """One compiled region of a program: its source, its state, its numba function."""
 
-    def __init__(self, lowered, loop, outputs, description, graph_name):
+    def __init__(self, lowered, loop, description, graph_name, collects=None):
         self.name = lowered.name
         self.source = lowered.source
         self.faults = lowered.faults
         self.loop = loop
-        self.wrap = [_scalar_type(t) for t in outputs]
+        # A loop collecting values for its gradient: (its n_vars, how many it collects);
+        # its function takes the sizes they had last time (iterations, then each one's).
+        self.collects = collects
+        self.hints = () if collects is None else (0,) * (collects[1] + 1)
         self.description = description
         self.graph_name = graph_name
         self.fn = None
@@ -90,13 +94,22 @@ class Region:
 
     # -- the program's calls ---------------------------------------------------------------
     def run(self, *args):
-        """The region's results computed by its compiled function, or None."""
+        """The region's results computed by its compiled function, or None. (Scalars come
+        back as Python scalars: the program makes them numpy scalars of their dtypes.)"""
         self.no_switch = False
+        args += self.hints
         if self.fn is None:
             sample = ((0, -1) if self.loop else (-1,)) + args
             if not self._due(sample, calls=True):
                 return None
-        return self._call((0,) + args if self.loop else args)
+        return self._collected(self._call((0,) + args if self.loop else args))
+
+    def _collected(self, out):
+        """`out`, having noted the sizes of a collecting loop's collections for next time."""
+        if self.collects is not None and out is not None:
+            n, k = self.collects
+            self.hints = (int(out[n]),) + tuple(out[n + 1 + 2 * s].shape[0] for s in range(k))
+        return out
 
     def guard(self, i):
         """The iteration at which the fast executor's loop calls `switch` next (-1: never):
@@ -150,6 +163,39 @@ class Region:
             self.state, self.reason = "failed", f"numba: {type(e).__name__}: {_first_line(e)}"
             return
         self.fn, self.state, self.reason = fn, "compiled", None
+        self.run = self._compiled_run()     # the program's calls go straight to it
+
+    def _compiled_run(self):
+        """`run` once compiled: the compiled function called with the loop iteration
+        limit of the moment."""
+        fn, limits, fault = self.fn, config._state, _fault_type()
+        entry = _scalar_entry(fn)
+        direct = entry is not None
+        entry = entry or fn
+        if self.loop:                   # a loop region starts at iteration 0
+            fn, entry = functools.partial(fn, 0), functools.partial(entry, 0)
+
+        def run(*args):
+            self.no_switch = False
+            limit = limits["loop_limit"]
+            guard = -1 if limit is None else limit
+            try:
+                try:
+                    return entry(guard, *args)
+                except (TypeError, ValueError, OverflowError):
+                    if not direct:
+                        raise
+                return fn(guard, *args)      # not the types it was compiled for: dispatch
+            except fault:
+                self.no_switch = True
+                return None
+            except Exception as e:  # noqa: BLE001 - e.g. numba compiling for new types
+                self._give_up(e)
+                return None
+
+        if self.collects is None:
+            return run
+        return lambda *args: self._collected(run(*args, *self.hints))
 
     def _call(self, args):
         """Call the compiled function (a loop region's args start with its iteration)."""
@@ -163,11 +209,15 @@ class Region:
             self.no_switch = True
             return None
         except Exception as e:  # noqa: BLE001 - e.g. numba compiling for new argument types
-            self.fn, self.state = None, "failed"
-            self.reason = f"numba: {type(e).__name__}: {_first_line(e)}"
+            self._give_up(e)
             return None
-        return [v if w is None else w(v) for v, w in zip(out, self.wrap)]
+        return out
 
+    def _give_up(self, exc):
+        """The compiled function failed (not a fault): the fast executor runs from now on."""
+        self.fn, self.state = None, "failed"
+        self.reason = f"numba: {type(exc).__name__}: {_first_line(exc)}"
+        self.__dict__.pop("run", None)
     def report(self):
         return {"graph": self.graph_name, "region": self.name,
                 "kind": "loop" if self.loop else "ops", "ops": self.description,
@@ -177,11 +227,20 @@ class Region:
         return f"<Region {self.name} of {self.graph_name}: {self.state}>"
 
 
-def _scalar_type(t):
-    """How a rank-0 result numba returns (a Python scalar) becomes a numpy one."""
-    if t.shape.rank != 0 or t.dtype.is_bool:
+def _scalar_entry(fn):
+    """The compiled machine code of numba dispatcher `fn` as a Python callable, when `fn`
+    has one compiled signature, of scalars only: called without numba's dispatch (which
+    types every argument, ~0.2 us), it converts each argument to its scalar type. Else
+    None. (An array argument is not checked as dispatch checks it, so those dispatch.)"""
+    numba = _numba()
+    overloads = getattr(fn, "overloads", {})
+    if len(overloads) != 1:
         return None
-    return t.dtype.np.type
+    (signature, compiled), = overloads.items()
+    if not all(isinstance(t, (numba.types.Integer, numba.types.Float, numba.types.Boolean))
+               for t in signature):
+        return None
+    return getattr(compiled, "entry_point", None)
 
 
 def _limit():
@@ -239,7 +298,8 @@ def cache_dir():
 def _function(region):
     """The numba dispatcher of `region`, from a module file named by its source's hash."""
     source = _HEADER + region.source + f"\n{region.name} = {_JIT}({region.name})\n"
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    # (numba's cache of a module knows that module's source, not the helpers' it inlines)
+    digest = hashlib.sha256(source.encode() + _helpers_digest()).hexdigest()[:24]
     name = f"rt_region_{digest}"
     with _lock:
         module = sys.modules.get(name)
@@ -259,6 +319,14 @@ def _function(region):
                 del sys.modules[name]
                 raise
     return getattr(module, region.name)
+
+
+@functools.lru_cache(maxsize=None)
+def _helpers_digest():
+    """A digest of the helpers compiled regions call (a new version: new cache files)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers.py"),
+              "rb") as f:
+        return hashlib.sha256(f.read()).digest()
 
 
 def _background(region, sample):

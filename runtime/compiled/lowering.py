@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import devices
 from ..codegen_executor import _Compiler
-from ..passes import known_op, subgraph_feeds
+from ..passes import known_op, memory, subgraph_feeds
 
 __all__ = ["why_not", "lower_region", "RegionSource"]
 
@@ -96,12 +96,13 @@ def _why_not(op, cache):
         if t.dtype.np not in _DTYPES or t.shape.rank is None:
             return f"an input of dtype {t.dtype.name}, shape {t.shape}"
     if kind in ("while", "cond", "call", "fused"):
-        if not known_op(op) or "stacks" in op.attrs:
+        if not known_op(op):
             return f"a {kind} with attributes the compiled tier does not know"
-        if op.notes and op.notes.get("append"):
-            return "a loop growing a list (appends run in the fast executor)"
+        appends = _appends(op)
         for sub, _ in subgraph_feeds(op):
             for inner in sub.ops:
+                if inner in appends:
+                    continue
                 reason = why_not(inner, cache)
                 if reason is not None:
                     return f"its {sub.name} holds {inner.type} ({reason})"
@@ -113,10 +114,11 @@ def _why_not(op, cache):
         return "stateful (its effects run in program order, in the fast executor)"
     if op.opdef.lower is None:
         return "no lowering declared"
-    if op.opdef.simd and op.outputs and op.outputs[0].shape.rank and not (
-            (op.outputs[0].shape.num_elements() or SIMD_ELEMENTS + 1) <= SIMD_ELEMENTS):
+    limit = _simd_limit(op)
+    if limit is not None and op.outputs and op.outputs[0].shape.rank and not (
+            (op.outputs[0].shape.num_elements() or limit + 1) <= limit):
         return (f"numpy's vectorized loop beats a compiled element loop on more than "
-                f"{SIMD_ELEMENTS} elements")
+                f"{limit} elements")
     if op.opdef.elementwise:
         if op.attrs and kind != "cast" or op.opdef.multi:
             return "attributes"
@@ -127,6 +129,25 @@ def _why_not(op, cache):
     except (TypeError, ValueError, KeyError, IndexError):
         source = None
     return None if source is not None else "no lowering for these operands"
+
+
+def _appends(op):
+    """The concat and expand_dims ops of a loop's lists that grow by rows (the memory
+    plan's accumulators): compiled, each is an append to a growing array."""
+    if not (op.notes and op.notes.get("append")):
+        return ()
+    return {o for cat, grow, _ in memory.accumulators(op).values() for o in (cat, grow)}
+
+
+def _simd_limit(op):
+    """How many elements of `op` at most a compiled element loop computes as fast as numpy's
+    vectorized loop (its `simd` trait, for its loop dtypes), or None: any number."""
+    simd = op.opdef.simd
+    if callable(simd):
+        simd = simd(loop_dtypes(op))
+    if simd is True:
+        return SIMD_ELEMENTS
+    return simd or None
 
 
 class _Probe:
@@ -176,6 +197,7 @@ class _Lowerer(_Compiler):
         super().__init__(graph)
         self.faults = []
         self.params = {}            # tensor -> parameter (array constants of sub-graphs too)
+        self.hints = None           # a collecting loop region's parameters: sizes to start at
 
     def fault(self, op):
         self.faults.append(op)
@@ -217,8 +239,10 @@ class _Lowerer(_Compiler):
         if loop:
             state = [self.fresh(f"s{j}") for j in range(ops[0].attrs["n_vars"])]
             head += state
+            if ops[0].attrs.get("stacks") is not None:     # sizes its collections had
+                self.hints = [self.fresh("hint") for _ in range(ops[0].attrs["stacks"] + 1)]
         fname = self.fresh("region")
-        self.emit(0, f"def {fname}({', '.join(head + params)}):")
+        self.emit(0, f"def {fname}({', '.join(head + params + (self.hints or []))}):")
         pinned = list(zip(inputs, params))
         if loop:
             pinned += list(zip(ops[0].outputs, state))
@@ -235,8 +259,14 @@ class _Lowerer(_Compiler):
         source = "\n".join(self.lines) + "\n"
         return RegionSource(fname, source, self.faults)
 
-    def block(self, graph, env, indent, top=False, skip=None):
+    def block(self, graph, env, indent, top=False, skip=None, appends=None):
+        """Emit `graph`'s ops; `skip`: ops emitted otherwise ({op: None}, or a list's
+        concat {op: (j, item)}, emitted as `appends(j, item, env)`)."""
         for op in graph.ops:
+            if skip and op in skip:
+                if skip[op] is not None:
+                    appends(*skip[op], env)
+                continue
             self.op(op, env, indent)
         return [env[t] for t in graph.outputs]
 
@@ -314,6 +344,12 @@ class _Lowerer(_Compiler):
         inits = state or [env[t] for t in op.inputs[:n]]
         for j, name in enumerate(names):
             self.emit(indent, f"{name} = {self.pinned(op.outputs[j], inits[j])}")
+        grows = memory.accumulators(op) if _appends(op) else {}
+        rows = {j: self.rows(names[j], op.outputs[j], indent) for j in grows}
+        hints, self.hints = self.hints, None          # (the region's loop only)
+        collections = [self.collection(body_g.outputs[n + k], indent, hints and hints[k + 1],
+                                       hints and hints[0])
+                       for k in range(a.get("stacks") or 0)]
         it = self.fresh("it")
         self.emit(indent, f"{it} = {start or 0}")
         self.emit(indent, "while True:")
@@ -327,13 +363,80 @@ class _Lowerer(_Compiler):
         self.emit(indent + 2, "break")
         self.emit(indent + 1, f"if {it} == _guard:", op)
         self.emit(indent + 2, self.fault(op), op)
-        results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, names), indent + 1)
+        body_env = self.sub_env(op, env, body_g, body_pairs, names)
+        appends = {}
+        for j, (cat, grow, item) in grows.items():
+            appends[grow], appends[cat] = None, (j, item)
+            body_env[cat.outputs[0]] = names[j]       # the list itself stays as it began
+        results = self.block(body_g, body_env, indent + 1,
+                             appends=lambda j, item, e: self.append(rows[j], item, e, indent + 1,
+                                                                    op),
+                             skip=appends)
+        for k, collection in enumerate(collections):
+            self.collect(collection, body_g.outputs[n + k], results[n + k], it, indent + 1)
         if names:                       # at once: a result may be another loop variable
             values = [self.pinned(op.outputs[j], results[j]) for j in range(n)]
             self.emit(indent + 1, f"{', '.join(names)}, = {', '.join(values)},")
         self.emit(indent + 1, f"{it} += 1")
+        for j, (buf, count) in rows.items():
+            self.emit(indent, f"{names[j]} = _stacked({names[j]}, {buf}, {count})", op)
         for t, name in zip(op.outputs, names):
             env[t] = name
+        if a.get("stacks") is not None:     # the trip count, then each (values, index)
+            env[op.outputs[n]] = self.assign(indent, op.outputs[n], it)
+            for k, (values, index, size) in enumerate(collections):
+                for t, source in ((op.outputs[n + 1 + 2 * k], f"_trimmed({values}, {size})"),
+                                  (op.outputs[n + 2 + 2 * k], f"_trimmed({index}, {it})")):
+                    env[t] = self.assign(indent, t, source)
+
+    def collection(self, t, indent, size_hint, rows_hint):
+        """Locals for a loop's collection of body tensor `t` (gradients read it back):
+        its values raveled into one array, an index row [offset, *shape] per iteration,
+        the size used; both arrays start at the sizes the last run needed, if known."""
+        values, index, size = (self.fresh(f"stack_{t.op.name}"), self.fresh("index"),
+                               self.fresh("size"))
+        self.emit(indent, f"{values} = np.empty({size_hint or 0}, {dtype_source(t.dtype.np)})")
+        self.emit(indent, f"{index} = np.empty(({rows_hint or 0}, {t.shape.rank + 1}), np.int64)")
+        self.emit(indent, f"{size} = 0")
+        return values, index, size
+
+    def collect(self, collection, t, value, row, indent):
+        """Collect iteration `row`'s `value` of body tensor `t`."""
+        values, index, size = collection
+        count = f"{value}.size" if t.shape.rank else "1"
+        self.emit(indent, f"{values}, {index} = _room_for({values}, {index}, {row}, "
+                          f"{size} + {count})")
+        if t.shape.rank:
+            self.emit(indent, f"{values}[{size}:{size} + {count}] = "
+                              f"np.ascontiguousarray({value}).reshape(-1)")
+        else:
+            self.emit(indent, f"{values}[{size}] = {value}")
+        self.emit(indent, f"{index}[{row}, 0] = {size}")
+        for k in range(t.shape.rank):
+            self.emit(indent, f"{index}[{row}, {k + 1}] = {value}.shape[{k}]")
+        self.emit(indent, f"{size} += {count}")
+
+    def rows(self, name, t, indent):
+        """Locals for the rows a loop appends to its list `name` (a `t`): an array that
+        grows by doubling, and the count."""
+        buf, count = self.fresh(f"rows_{name}"), self.fresh(f"n_{name}")
+        shape = ", ".join(["0"] * t.shape.rank)
+        self.emit(indent, f"{buf} = np.empty(({shape},), {dtype_source(t.dtype.np)})")
+        self.emit(indent, f"{count} = 0")
+        return buf, count
+
+    def append(self, rows, item, env, indent, op):
+        """Append row `item` to the loop's growing array `rows` (a row unlike the first:
+        a fault, so the fast executor raises concat's error)."""
+        buf, count = rows
+        value = env[item]
+        if item.shape.rank:
+            self.emit(indent, f"if {count} and {value}.shape != {buf}.shape[1:]:", op)
+            self.emit(indent + 1, self.fault(op), op)
+        shape = f"{value}.shape" if item.shape.rank else "()"
+        self.emit(indent, f"{buf} = _room({buf}, {count}, {shape})")
+        self.emit(indent, f"{buf}[{count}] = {value}")
+        self.emit(indent, f"{count} += 1")
 
     # -- elementwise loops ------------------------------------------------------------------------
     def inline_fused(self, op, env, indent):
@@ -431,7 +534,7 @@ class _Lowerer(_Compiler):
         env[out] = result
 
     # -- reductions ---------------------------------------------------------------------------
-    _COMBINE = {"sum": "{acc} + {x}", "mean": "{acc} + {x}", "max": "_maximum({acc}, {x})",
+    _COMBINE = {"sum": "{acc} + {x}", "max": "_maximum({acc}, {x})",
                 "min": "_minimum({acc}, {x})", "any": "{acc} or {x}", "all": "{acc} and {x}"}
 
     def reduction(self, op, kind, env, indent):
@@ -439,10 +542,10 @@ class _Lowerer(_Compiler):
         rank = x.shape.rank
         axis = op.attrs["axis"]
         axes = set(range(rank)) if axis is None else set(axis)
-        acc_dtype = np.dtype(np.float64) if out.dtype.is_floating and kind in ("sum", "mean") \
-            else out.dtype.np
-        init = {"sum": -0.0 if acc_dtype.kind == "f" else 0, "mean": -0.0, "any": False,
-                "all": True}.get(kind)
+        if kind in ("sum", "mean") and x.dtype.is_floating:
+            return self.float_sum(op, kind, axes, env, indent)
+        acc_dtype = out.dtype.np
+        init = {"sum": 0, "any": False, "all": True}.get(kind)
         if init is None:
             init = (-np.inf if kind == "max" else np.inf) if acc_dtype.kind == "f" else (
                 np.iinfo(acc_dtype).min if kind == "max" else np.iinfo(acc_dtype).max) \
@@ -466,15 +569,44 @@ class _Lowerer(_Compiler):
         element = self.cast(f"{src}[{', '.join(index)}]", x.dtype.np, acc_dtype)
         self.emit(indent + rank, f"{target} = {dtype_source(acc_dtype)}("
                                  f"{self._COMBINE[kind].format(acc=target, x=element)})")
-        if kind == "mean":
-            self.emit(indent, f"{acc} = {acc} / {count}")
-        value = acc if acc_dtype == out.dtype.np else f"{acc}.astype({dtype_source(out.dtype.np)})"
+        return self.reduced(op, acc, axes, src)
+
+    def reduced(self, op, acc, axes, src):
+        """The source of reduction `op`'s result from `acc`, its values (kept axes in C
+        order, in an array of the input's rank or a flat one); `src`: the input."""
+        x, out = op.inputs[0], op.outputs[0]
         if out.shape.rank == 0:
-            return f"{value}[{', '.join(['0'] * rank)}]"
-        if op.attrs["keepdims"]:
-            return value
-        dims = [f"{src}.shape[{k}]" for k in range(rank) if k not in axes]
-        return f"{value}.reshape(({', '.join(dims)},))"
+            return f"{acc}.ravel()[0]"
+        keep = [k for k in range(x.shape.rank) if k not in axes or op.attrs["keepdims"]]
+        dims = ["1" if k in axes else f"{src}.shape[{k}]" for k in keep]
+        return f"{acc}.reshape(({', '.join(dims)},))"
+
+    def float_sum(self, op, kind, axes, env, indent):
+        """A float sum (or mean) in numpy's order of additions, so that it rounds as numpy's
+        does (`helpers._float_sum`); a mean divides in float64, as np.mean does. Arrays
+        not C-contiguous (views whose order numpy's buffered loops decide) fault."""
+        x, out = op.inputs[0], op.outputs[0]
+        src, rank = env[x], x.shape.rank
+        self.emit(indent, f"if not {src}.flags.c_contiguous:", op)
+        self.emit(indent + 1, self.fault(op), op)
+        size = self.fresh("size")
+        self.emit(indent, f"{size} = 1")
+        for k in range(rank):
+            if k not in axes:
+                self.emit(indent, f"{size} *= {src}.shape[{k}]")
+        reduced = "(" + "".join(f"{k in axes}, " for k in range(rank)) + ")"
+        acc = self.fresh(f"acc_{op.name}")
+        self.emit(indent, f"{acc} = _float_sum(np.ascontiguousarray({src}).reshape(-1), "
+                          f"{src}.shape, {reduced}, {size}, "
+                          f"{self.scalar_literal(-0.0, x.dtype.np)})", op)
+        if kind == "mean":
+            count = self.fresh("count")
+            self.emit(indent, f"{count} = 1")
+            for k in sorted(axes):
+                self.emit(indent, f"{count} *= {src}.shape[{k}]")
+            self.emit(indent, f"{acc} = ({acc}.astype(np.float64) / {count})"
+                              f".astype({dtype_source(out.dtype.np)})")
+        return self.reduced(op, acc, axes, src)
 
     def assign_element(self, indent, t, source, op):
         name = self.fresh(t.op.name)
@@ -490,7 +622,7 @@ class _Operands:
 
     def reduction(self, kind):
         """A loop reducing operand 0 over the op's `axis` (`keepdims`): kind "sum", "mean",
-        "max", "min", "any" or "all"; floats summed in float64."""
+        "max", "min", "any" or "all"; floats summed as numpy sums them."""
         return self.lowerer.reduction(self.op, kind, self.env, self.indent)
 
     def value(self, i):

@@ -544,7 +544,10 @@ log1p = _define_unary("log1p", _quiet(np.log1p), _log1p_grad, simd=True, lower="
 sin = _define_unary("sin", np.sin, _sin_grad, simd=True, lower="np.sin({0})")
 cos = _define_unary("cos", np.cos, _cos_grad, simd=True, lower="np.cos({0})")
 tan = _define_unary("tan", np.tan, _tan_grad, simd=True, lower="np.tan({0})")
-tanh = _define_unary("tanh", np.tanh, _tanh_grad, simd=True, lower="np.tanh({0})")
+tanh = _define_unary("tanh", np.tanh, _tanh_grad,
+                     simd=lambda dtypes: 4096 if dtypes[0] == np.float32 else True,
+                     lower=lambda dtypes: "_tanh32({0})" if dtypes[0] == np.float32
+                     else "np.tanh({0})")
 sigmoid = _define_unary("sigmoid", _quiet(_sigmoid), _sigmoid_grad, generic=_sigmoid_kernel,
                         simd=True, lower="_sigmoid({0}, {dtype}(1))")
 relu = _define_unary("relu", _relu, _relu_grad, generic=_relu_kernel,
@@ -645,9 +648,16 @@ def _add_n_kernel(xp, *xs):
     return functools.reduce(xp.add, xs)
 
 
+def _add_n_lower(op, src):
+    """x0 + x1 + ... (added left to right, as the kernel does) of numbers."""
+    if op.outputs[0].dtype.is_bool:
+        return None
+    return " + ".join(src.value(i) for i in range(len(op.inputs)))
+
+
 _ADD_N = registry.register("add_n", _add_n_kernel,
                            elementwise_infer(functools.partial(_add_n_kernel, np)),
-                           grad=_add_n_grad)
+                           grad=_add_n_grad, lower=_add_n_lower)
 
 
 # -- reductions ------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from ..shapes import TensorShape
 from ..tensor import EagerTensor, SymbolicTensor, Tensor
 
 __all__ = ["OpDef", "register", "get", "apply", "constant_value", "convert_to_tensor",
-           "constant"]
+           "constant", "eager_tensor", "eager_kernel_error", "leaked_symbolic_error"]
 
 BACKENDS = ("numpy", "cupy", "array_api_strict")
 _REGISTRY = {}
@@ -61,9 +61,10 @@ class OpDef:
     elementwise ops the source of one element, "np.exp({0})"; else (op, operand sources)
     -> numba-compatible source or None; ops without one split compiled regions), `simd`
     (numpy's loop for arrays is vectorized beyond what a compiled element loop reaches,
-    e.g. exp and tanh: the compiled tier lowers only the op's rank-0 form), `container`
-    (a control-flow op whose inputs feed its sub-graphs, whose ops are placed themselves:
-    it copies none of its inputs to its own device).
+    e.g. exp and tanh: the compiled tier lowers the op on arrays of a few hundred elements
+    at most; or a function of the loop dtypes giving that, or how many elements),
+    `container` (a control-flow op whose inputs feed its sub-graphs, whose ops are placed
+    themselves: it copies none of its inputs to its own device).
     """
 
     __slots__ = ("name", "kernel", "generic", "overrides", "_kernels", "infer", "stateful",
@@ -220,44 +221,49 @@ def _apply_eager(opdef, inputs, attrs):
         try:
             arrays = [put(t._value) for t in inputs]
         except AttributeError:
-            raise _leaked_symbolic_error(opdef, inputs) from None
+            raise leaked_symbolic_error(opdef, inputs) from None
     else:
         kernel = opdef.kernel
         try:
             arrays = [t._value for t in inputs]
         except AttributeError:
-            raise _leaked_symbolic_error(opdef, inputs) from None
+            raise leaked_symbolic_error(opdef, inputs) from None
     try:
         result = kernel(*arrays, **attrs)
     except OpError:
         raise                # already names its operation (e.g. inside a called graph)
     except Exception as e:   # noqa: BLE001 - re-raised with the op named
-        # The shape/dtype rule explains a misuse as it does while tracing (naming shapes
-        # and dtypes); checked only now, so eager calls do not pay for it.
-        message = _prefixed(opdef, e)
-        try:
-            opdef.infer(inputs, **attrs)
-        except (ValueError, TypeError, IndexError) as rule:
-            message, e = _prefixed(opdef, rule), rule
-        except Exception:    # noqa: BLE001 - the kernel's own error is the one to show
-            pass
-        raise wrap_kernel_error(e, message) from e
+        raise eager_kernel_error(opdef, inputs, attrs, e) from e
     if opdef.multi:
-        outputs = [_eager_tensor(r) for r in result]
+        outputs = [eager_tensor(r) for r in result]
     elif result is None:
         return None
     else:
-        outputs = _eager_tensor(result)
+        outputs = eager_tensor(result)
     if tape_hooks:
         for hook in tape_hooks:
             hook(opdef, inputs, attrs, outputs)
     return outputs
 
 
+def eager_kernel_error(opdef, inputs, attrs, exc):
+    """The error an eager op raises for its kernel's `exc`: it names the op, and the
+    shape/dtype rule explains a misuse as it does while tracing (naming shapes and
+    dtypes); the rule is checked only now, so eager calls do not pay for it."""
+    message = _prefixed(opdef, exc)
+    try:
+        opdef.infer(inputs, **attrs)
+    except (ValueError, TypeError, IndexError) as rule:
+        message, exc = _prefixed(opdef, rule), rule
+    except Exception:    # noqa: BLE001 - the kernel's own error is the one to show
+        pass
+    return wrap_kernel_error(exc, message)
+
+
 _DTYPE_OF = dtypes._BY_NP          # numpy dtype -> DType, without as_dtype's checks
 
 
-def _eager_tensor(value):
+def eager_tensor(value):
     """An EagerTensor of a kernel's result (an array of any device, or something numpy
     converts)."""
     if type(value) is not np.ndarray:
@@ -267,7 +273,8 @@ def _eager_tensor(value):
     return EagerTensor(value, _DTYPE_OF.get(value.dtype) or dtypes.as_dtype(value.dtype))
 
 
-def _leaked_symbolic_error(opdef, inputs):
+def leaked_symbolic_error(opdef, inputs):
+    """The error of an eager op given a symbolic tensor (one that left its trace)."""
     for t in inputs:
         if isinstance(t, SymbolicTensor):
             return TypeError(

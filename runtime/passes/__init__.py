@@ -35,7 +35,8 @@ from .. import config
 from ..graph import clone_graph
 
 __all__ = ["optimize", "optimize_in_place", "planned_peak", "graphs_in", "each_graph",
-           "rename_inputs", "subgraph_feeds", "drop_feeds", "rebuild_inputs", "known_op"]
+           "no_collections", "rename_inputs", "subgraph_feeds", "drop_feeds", "rebuild_inputs",
+           "known_op"]
 
 _ROUNDS = 4
 # The passes whose rewrites may give the others (or themselves) work in the next round: a
@@ -50,7 +51,7 @@ def optimize(graph, passes=None, memory_budget=None, timings=None):
     """A copy of `graph` rewritten by `passes` (names; default: those config enables),
     planned within `memory_budget` bytes (default: the function's, else config's)."""
     budget = memory_budget or getattr(graph, "memory_budget", None)
-    with _no_collections():
+    with no_collections():
         return optimize_in_place(clone_graph(graph, graph.outer_graph), passes, budget,
                                  timings)
 
@@ -60,16 +61,16 @@ def optimize_in_place(graph, passes=None, memory_budget=None, timings=None):
     budget (`memory_budget`, else config's), loops' gradients recompute values until the
     planned peak fits (`rematerialization.fit`). `timings`, a dict, gains the seconds each
     pass took (benchmarks/scale.py fits how they grow)."""
-    with _no_collections():
+    with no_collections():
         return _optimize(graph, passes, memory_budget, timings)
 
 
 @contextlib.contextmanager
-def _no_collections():
-    """No cyclic garbage collection while copying and optimizing: the passes make and drop
-    many small objects, and a collection in the middle walks every object of the program
-    (on a 20,000-op graph, most of the time) to free little; the next one frees the
-    dropped ops."""
+def no_collections():
+    """No cyclic garbage collection while copying and optimizing (or tracing): the passes
+    make and drop many small objects, and a collection in the middle walks every object
+    of the program (on a 20,000-op graph, most of the time) to free little; the next one
+    frees the dropped ops."""
     collecting = gc.isenabled()
     gc.disable()
     try:

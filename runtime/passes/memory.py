@@ -206,7 +206,9 @@ def frees_after(graph, last, ops=None):
 
 def accumulators(op):
     """{loop variable index: (concat op, expand_dims op, appended tensor)} of a while op
-    whose loop variable only grows by `concat([var, expand_dims(item, 0)], 0)`."""
+    whose loop variable only grows by `concat([var, expand_dims(item, 0)], 0)` (and is
+    read by nothing else: no other op, nor the body's results, e.g. collected for a
+    gradient)."""
     feeds = subgraph_feeds(op)
     if op.type != "while" or not feeds:
         return {}
@@ -224,6 +226,7 @@ def accumulators(op):
         if grow.type != "expand_dims" or grow.attrs.get("axis") != 0:
             continue
         if (readers.get(var) != [cat] or readers.get(out, []) != []
+                or any(t is var or t is grow.outputs[0] for t in body.outputs)
                 or readers.get(grow.outputs[0]) != [cat]
                 or sum(1 for t in body.outputs if t is out) != 1
                 or cond_readers.get(cond_graph.inputs[j])

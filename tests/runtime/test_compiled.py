@@ -20,6 +20,7 @@ import pytest
 import autograph as ag
 import runtime as rt
 from runtime import compiled
+from test_saved_samples import sample  # noqa: E402 - tests/runtime is on sys.path
 
 pytest.importorskip("numba")
 
@@ -28,12 +29,14 @@ pytest.importorskip("numba")
 def compile_everything(tmp_path_factory):
     """Compile every region before its first run, into this session's cache directory
     (RT_COMPILE_CACHE's when set, so CI shares one), on cpu:0 (the tier is CPU-only:
-    graphs on other devices do not lower; see test_devices.py)."""
+    graphs on other devices do not lower; see test_devices.py), with the passes on."""
     saved, saved_device = dict(rt.config._state), rt.config.get_default_device()
     rt.config.set_default_device("cpu:0")
     cache = os.environ.get("RT_COMPILE_CACHE") or str(tmp_path_factory.getbasetemp() / "jit")
     rt.config.set_compile_cache_dir(cache)
     rt.config.set_compile_policy("always")
+    rt.config.set_optimizations(True)       # regions form in optimized graphs (fusion
+    #                                         groups, the memory plan's growing rows)
     if rt.config.get_executor() == "plain":    # (RT_EXECUTOR=plain runs jit_compile graphs
         rt.config.set_executor("fast")         # step by step: these tests are of the tier)
     try:
@@ -45,6 +48,11 @@ def compile_everything(tmp_path_factory):
 
 def regions_of(name):
     return [r for r in rt.config.compiled_regions() if r["graph"] == name]
+
+
+def region_states(*names):
+    """The states of the regions (not the ops left out) of graphs named `names`."""
+    return {r["state"] for name in names for r in regions_of(name) if r["region"] is not None}
 
 
 def run_both(fn, *args):
@@ -147,6 +155,43 @@ def test_elementwise_chains_broadcast_and_keep_dtypes():
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=2e-6, equal_nan=True)
         assert np.array_equal(np.signbit(a), np.signbit(b))
+
+
+AXES = (None, 0, 1, 2, (0, 1), (0, 2), (1, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_sums_and_means_round_as_numpys_pairwise_sums(dtype):
+    """Compiled reductions add in numpy's order (pairwise over the innermost run of
+    reduced axes), so float32 sums agree with numpy's bit for bit, over every axis set."""
+    def f(x):
+        y = x * 0.5 + x                  # a fused op: the reductions join its region
+        return ([rt.reduce_sum(y, axis=a) for a in AXES]
+                + [rt.reduce_mean(y, axis=a, keepdims=True) for a in (None, 1, (0, 2))])
+
+    rng = np.random.default_rng(3)
+    for shape in [(3, 5, 300), (2, 140, 9), (1, 1, 7), (4, 0, 3)]:
+        x = (rng.normal(size=shape) * 10.0 ** rng.uniform(-3, 3, size=shape)).astype(dtype)
+        y = x * dtype(0.5) + x
+        fast, jit = run_both(f, x)
+        assert_same(jit, [np.sum(y, axis=a) for a in AXES]
+                    + [np.mean(y, axis=a, keepdims=True) for a in (None, 1, (0, 2))])
+        assert_same(fast, jit)
+    assert region_states("f") == {"compiled"}
+
+
+def test_sums_of_views_run_in_the_fast_executor_and_agree():
+    """A transposed or sliced input (not C-contiguous: numpy's buffered loops decide its
+    order of additions) makes the compiled region give up: the fast executor sums it."""
+    def g(t):
+        u = t * 0.5 + t
+        return rt.reduce_sum(rt.transpose(u), axis=0), rt.reduce_sum(u[:, 1:]), u
+
+    t = np.random.default_rng(4).normal(size=(300, 9)).astype(np.float32)
+    u = t * np.float32(0.5) + t
+    fast, jit = run_both(g, t)
+    assert_same(jit, [np.sum(u.T, axis=0), np.sum(u[:, 1:]), u])
+    assert_same(fast, jit)
 
 
 def test_matmul_in_a_loop_lowers_to_np_dot():
@@ -273,6 +318,163 @@ def test_the_hot_policy_compiles_after_some_calls_or_moves_a_running_loop_over()
 
         assert int(long_sum(rt.constant(1000))) == 499500     # moved over at iteration 100
         assert any(r["state"] == "compiled" for r in regions_of("long_sum"))
+
+
+DYNAMIC_RNN = sample("dynamic_rnn")
+
+
+def rnn(*args):
+    """samples/dynamic_rnn.py: `outputs.append(h)` in a converted `for x in xs`."""
+    with rt.config.options(executor="compiled"):
+        return DYNAMIC_RNN.rnn(*args)
+
+
+def rnn_data(steps):
+    rng = np.random.default_rng(0)
+    return [rng.normal(size=(steps, 4, 8)).astype(np.float32),
+            np.zeros((4, 8), np.float32), (rng.normal(size=(8, 8)) * 0.5).astype(np.float32),
+            (rng.normal(size=(8, 8)) * 0.5).astype(np.float32),
+            rng.normal(size=8).astype(np.float32)]
+
+
+def rnn_numpy(xs, h, w_x, w_h, b):
+    outputs = []
+    for x in xs:
+        h = np.tanh(x @ w_x + h @ w_h + b)
+        outputs.append(h)
+    return h, np.stack(outputs)
+
+
+def assert_within_an_ulp(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max(initial=0) <= 1, ulps.max()
+
+
+def test_a_loop_appending_to_a_list_compiles_whole():
+    """`outputs.append(h)` in a tensor loop: the compiled loop appends to an array that
+    grows; tanh of float32 arrays stays in compiled code (within an ulp of numpy's)."""
+    for steps in (0, 1, 7, 40):
+        got = rnn(*[rt.constant(a) for a in rnn_data(steps)])
+        if steps:
+            h, outputs = rnn_numpy(*rnn_data(steps))
+            for a, b in zip(got, (h, outputs)):
+                np.testing.assert_allclose(a.numpy(), b, rtol=3e-6, atol=1e-6)
+        else:
+            assert got[1].shape == (0, 4, 8)
+    loops = [r for r in regions_of("rnn") if r["kind"] == "loop"]
+    assert loops and {r["state"] for r in loops} == {"compiled"}
+
+
+def test_float32_tanh_in_compiled_loops_is_within_an_ulp_of_numpys():
+    def f(x):
+        return rt.tanh(x * 1.0001)
+
+    rng = np.random.default_rng(5)
+    for scale in (1e-4, 0.01, 0.3, 1.0, 4.0, 30.0):     # (arrays that stay compiled)
+        x = rng.normal(size=4000).astype(np.float32) * np.float32(scale)
+        x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
+        fast, jit = run_both(f, x)
+        assert np.array_equal(np.isnan(fast), np.isnan(jit))
+        assert np.array_equal(np.signbit(fast), np.signbit(jit))
+        keep = ~np.isnan(fast)
+        assert_within_an_ulp(jit[keep], fast[keep])
+    assert region_states("f") == {"compiled"}
+
+
+def test_appends_of_scalars_and_to_a_started_list_and_rows_that_change_shape():
+    def scalars(n):
+        def body(i, acc):
+            return i + 1, rt.concat([acc, rt.expand_dims(rt.cast(i, rt.float32) * 0.5, 0)], 0)
+        return rt.while_loop(lambda i, acc: i < n, body,
+                             [0, rt.zeros([0])], shape_invariants=[None, [None]])[1]
+
+    def started(start, n):
+        def body(i, acc):
+            row = start[0] * rt.cast(i, rt.float32)
+            return i + 1, rt.concat([acc, rt.expand_dims(row, 0)], 0)
+        return rt.while_loop(lambda i, acc: i < n, body, [0, start],
+                             shape_invariants=[None, [None, 3]])[1]
+
+    def ragged(x, n):
+        def body(i, acc):
+            row = rt.cond(i < 1, lambda: x[:2] * 2.0, lambda: x[:3] * 3.0)  # 2, then 3
+            return i + 1, rt.concat([acc, rt.expand_dims(row, 0)], 0)
+        return rt.while_loop(lambda i, acc: i < n, body, [0, rt.zeros([0, 1])],
+                             shape_invariants=[None, [None, None]])[1]
+
+    for fn, args in ((scalars, (np.int32(5),)), (scalars, (np.int32(0),)),
+                     (started, (np.arange(6, dtype=np.float32).reshape(2, 3), np.int32(4))),
+                     (ragged, (np.arange(4, dtype=np.float32), np.int32(1)))):
+        fast, jit = run_both(fn, *args)
+        assert_same(fast, jit)
+    assert region_states("ragged", "started") == {"compiled"}
+    errors = []
+    for executor in ("fast", "compiled"):
+        with rt.config.options(executor=executor), pytest.raises(rt.errors.OpError) as info:
+            rt.function(ragged)(np.arange(4, dtype=np.float32), np.int32(3))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "must match" in errors[0]
+
+
+def test_a_running_loop_with_appends_moves_into_its_compiled_loop():
+    with rt.config.options(compile_policy="hot"):
+        rt.config.set_compile_policy(calls=1000, loop_iterations=10, background=False)
+        got = rnn(*[rt.constant(a) for a in rnn_data(50)])
+    h, outputs = rnn_numpy(*rnn_data(50))
+    np.testing.assert_allclose(got[1].numpy(), outputs, rtol=3e-6, atol=1e-6)
+    assert any(r["state"] == "compiled" for r in regions_of("rnn"))
+
+
+def test_loop_gradients_compile_both_loops_and_agree():
+    """A GradientTape over a tensor loop: the forward loop collects what the backward loop
+    reads (one buffer per value, rows [offset, *shape]); both loops compile."""
+    @ag.convert
+    def grads(x, w, steps):
+        with rt.GradientTape() as tape:
+            tape.watch(x)
+            tape.watch(w)
+            y = x
+            i = 0
+            while i < steps:
+                y = y + 0.1 * rt.tanh(y * w)
+                i += 1
+            loss = rt.reduce_sum(y * y)
+        return [loss] + tape.gradient(loss, [x, w])
+
+    args = (rt.constant(np.linspace(-1, 1, 64, dtype=np.float32)), rt.constant(0.7))
+    for steps in (0, 1, 30):
+        with rt.config.options(executor="fast"):
+            fast = [t.numpy() for t in grads(*args, rt.constant(steps))]
+        with rt.config.options(executor="compiled"):
+            jit = [t.numpy() for t in grads(*args, rt.constant(steps))]
+        for a, b in zip(fast, jit):
+            np.testing.assert_allclose(a, b, rtol=1e-5)
+    loops = [r for r in regions_of("grads") if r["kind"] == "loop"]
+    assert len(loops) >= 2 and {r["state"] for r in loops} == {"compiled"}
+
+
+def test_a_region_waits_for_inter_op_results_any_of_its_ops_reads(monkeypatch):
+    """Heavy matmuls run on the inter-op thread pool (async); a compiled region that
+    reads their results, not in its first op, waits for them first."""
+    from runtime.passes import parallel
+    monkeypatch.setattr(parallel, "PARALLEL_MATMULS", True)
+
+    def f(a, b, c):
+        x, y = rt.matmul(a, b), rt.matmul(b, c)
+        n = rt.reduce_sum(a[0]) * 2.0 + 1.0
+        return rt.reduce_sum(x) * n + rt.reduce_sum(y) * n - n
+
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=(256, 256)).astype(np.float32) for _ in range(3)]
+    with rt.config.options(inter_op_threads=2):
+        g = rt.function(f)
+        fast, jit = run_both(f, *args)
+        with rt.config.options(executor="compiled"):
+            graph = g.get_concrete_function(*args).optimized_graph
+    assert sum(bool(op.notes and op.notes.get("async")) for op in graph.ops) == 2
+    np.testing.assert_allclose(jit, fast, rtol=1e-5)
+    assert region_states("f") == {"compiled"}
 
 
 def test_a_second_process_loads_compiled_regions_from_the_disk_cache(tmp_path):

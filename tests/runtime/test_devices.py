@@ -182,6 +182,25 @@ def test_a_function_traced_in_a_scope_is_traced_again_in_another_and_returns_the
         np.testing.assert_allclose(r.numpy(), np.exp([0.0, 1.0]) + 1, rtol=1e-6)
 
 
+@pytest.mark.parametrize("signature", [None, [rt.TensorSpec([2], rt.float32)]])
+def test_repeated_calls_run_where_they_are_made_not_where_an_earlier_call_ran(signature):
+    """Calls with the same arguments, repeated (the dispatch cache's calls), in one scope
+    and then another, and after the default device changed."""
+    f = rt.function(lambda x: rt.exp(x) + 1.0, input_signature=signature)
+    x = rt.constant([0.0, 1.0])
+    devices_seen = []
+    for name in (None, None, "strict:1", "strict:1", None, None):
+        with rt.device(name):
+            devices_seen.append(f(x).device)
+    assert devices_seen == ["cpu:0"] * 2 + ["strict:1"] * 2 + ["cpu:0"] * 2
+    assert f.experimental_get_tracing_count() == 2
+    with rt.config.options(default_device="strict:0"):
+        got = [f(x), f(x)]
+    assert [r.device for r in got] == ["strict:0", "strict:0"]
+    np.testing.assert_allclose(got[1].numpy(), np.exp([0.0, 1.0]) + 1, rtol=1e-6)
+    assert f(x).device == "cpu:0"
+
+
 def test_variables_live_where_they_were_made_and_their_updates_run_there():
     with rt.device("strict:1"):
         v = rt.Variable([1.0, 2.0])

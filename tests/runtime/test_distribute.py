@@ -385,6 +385,17 @@ def wait_until(condition, timeout=60):
         time.sleep(0.02)
 
 
+def executing(client, prefix):
+    """{worker address: (its PID, [keys starting with `prefix` it is running now])}, as the
+    workers themselves see it (the scheduler's `processing` also lists tasks a worker has
+    queued or just finished)."""
+    def running(dask_worker):
+        return os.getpid(), [str(ts.key) for ts in dask_worker.state.executing]
+
+    return {worker: (pid, [k for k in keys if k.startswith(prefix)])
+            for worker, (pid, keys) in client.run(running).items()}
+
+
 def killing_a_worker(client, call, prefix="rt.distribute.map"):
     """call()'s result (or the error it raised), with a worker process running one of its
     tasks (keys starting with `prefix`) killed (SIGKILL) while it runs; waits until the
@@ -397,13 +408,13 @@ def killing_a_worker(client, call, prefix="rt.distribute.map"):
         except Exception as e:  # noqa: BLE001 - returned to the test
             outcome["error"] = e
 
-    pids = client.run(os.getpid)        # asked first: the kill follows the sighting at once
     thread = threading.Thread(target=run)
     thread.start()
     try:
-        wait_until(lambda: any(our_tasks(client, prefix).values()))
-        victim = next(w for w, keys in our_tasks(client, prefix).items() if keys)
-        pid = pids[victim]
+        victims = []
+        wait_until(lambda: victims.extend(
+            pid for pid, keys in executing(client, prefix).values() if keys) or victims)
+        pid = victims[0]
         os.kill(pid, signal.SIGKILL)
     finally:
         thread.join(timeout=300)

@@ -160,3 +160,22 @@ def test_loops_nested_past_pythons_block_limit_run_on_the_plain_executor():
         return level(25, x)                      # Python allows 20 nested blocks
 
     assert rt.function(nested)(rt.constant(1.0)).numpy() == 2.0
+
+
+@pytest.mark.parametrize("executor", ["plain", "fast"])
+@pytest.mark.parametrize("optimizations", [True, False], ids=["optimized", "as traced"])
+def test_a_failing_check_nothing_reads_does_not_run_optimized_or_not(executor, optimizations):
+    from runtime.ops import logging_ops
+
+    @rt.function
+    def f(x):
+        logging_ops.assert_assigned(x > 0, x, "x was never assigned")   # value unread
+        y = x * 2.0
+        rt.print("y", y)
+        return y
+
+    with rt.config.options(executor=executor, optimizations=optimizations):
+        assert float(f(rt.constant(-1.0))) == -2.0
+        checked = rt.function(lambda x: logging_ops.assert_assigned(x > 0, x, "unassigned"))
+        with pytest.raises(UnboundLocalError, match="unassigned"):
+            checked(rt.constant(-1.0))

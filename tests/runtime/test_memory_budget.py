@@ -34,14 +34,18 @@ ONE = STEPS * SIZE * 4             # one value collected over the loop
 
 
 def measured_peak(fn, *args):
-    """Bytes tracemalloc sees held at once by one call (after a first call: tracing)."""
-    fn(*args)
-    tracemalloc.start()
-    try:
-        result = fn(*args)
-        return tracemalloc.get_traced_memory()[1], result
-    finally:
-        tracemalloc.stop()
+    """Bytes tracemalloc sees held at once by one call (after a first call: tracing), under
+    an executor that follows the memory plan (the compiled tier's regions allocate as
+    numba does, RT_EXECUTOR=compiled: the fast executor's plan is measured)."""
+    executor = "plain" if rt.config.get_executor() == "plain" else "fast"
+    with rt.config.options(executor=executor):
+        fn(*args)
+        tracemalloc.start()
+        try:
+            result = fn(*args)
+            return tracemalloc.get_traced_memory()[1], result
+        finally:
+            tracemalloc.stop()
 
 
 def close(planned, measured):

@@ -97,6 +97,23 @@ def test_a_loop_growing_a_tensor_by_rows_appends_them(on_cpu):
     np.testing.assert_array_equal(check_same_results(f, rt.constant(xs))[0], np.sin(xs))
 
 
+def test_a_growing_tensor_read_otherwise_in_the_loop_is_not_appended(on_cpu):
+    """Here the loop also hands the tensor, as it was, to another loop variable: no rows
+    may be appended apart (that variable would see the tensor's first value)."""
+    def f(n):
+        def body(i, rows, before):
+            row = rt.expand_dims(rt.cast(i, rt.float32), 0)
+            return i + 1, rt.concat([rows, row], 0), rows
+        return rt.while_loop(lambda i, rows, before: i < n, body,
+                             [0, rt.zeros([0]), rt.zeros([0])],
+                             shape_invariants=[None, [None], [None]])[1:]
+
+    _, after = before_after(f, [rt.TensorSpec([], rt.int32)], ["memory"])
+    assert "append" not in after
+    rows, before = check_same_results(f, rt.constant(4))
+    np.testing.assert_array_equal(before, [0.0, 1.0, 2.0])
+
+
 def test_an_elementwise_chain_peaks_at_one_array_beyond_its_input(on_cpu):
     @rt.function
     def chain(x):
