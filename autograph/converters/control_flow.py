@@ -287,16 +287,16 @@ class _CheckedLoads(transformer.Base):
     """Reads of variables that may hold no value become `ag__.ld(x)`: those set to
     ag__.Undefined (where not defined on every path to the statement: statements that kept
     their analysis annotations know), and those a loop may leave None (every read but an
-    `is None` test, which becomes `ag__.is_none(x)` later). It visits every node, those
-    left unconverted (SKIP_PROCESSING) included, and adds no origins.
+    `is None` test, which becomes `ag__.is_none(x)` later). It visits the nodes left
+    unconverted (SKIP_PROCESSING) too, skips the statements that read none of those
+    variables, and adds no origins.
     """
 
     def __init__(self, ctx, undefined, optional):
         super().__init__(ctx)
         self.undefined = undefined
         self.optional = optional
-        # A statement of the user's whose activity reads (and deletes) none of these
-        # is left unvisited.
+        # (a statement whose activity scope reads and deletes none of them is skipped)
         self._checked = frozenset(qual_names.QN(n) for n in set(undefined) | set(optional))
         self._defined_vars = None   # DEFINED_VARS_IN of the innermost statement with it
         self._defined = {}          # id of such a set -> its names, as strings
