@@ -46,7 +46,8 @@ class BreakTransformer(transformer.Base):
 
     def _visit_loop(self, node):
         if isinstance(node, gast.While) and (
-                _binds_names(node.test) or _calls_any(node.test, self._local_defs())) and \
+                (not self.ctx.lacks(gast.NamedExpr) and _binds_names(node.test) or
+                 _calls_any(node.test, self._local_defs()))) and \
                 not _jumps_out_of(node.orelse):
             exit_ = templates.replace("if not test:\n    orelse\n    break", test=node.test,
                                       orelse=node.orelse)

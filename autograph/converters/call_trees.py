@@ -112,13 +112,13 @@ class CallTreeTransformer(transformer.Base):
         node = self.generic_visit(node)
         if _is_generated_call(node):
             return node
-        args = gast.Tuple(elts=node.args, ctx=gast.Load())
+        args = ast_util.tuple_node(node.args)
         if node.keywords:
             kwargs = gast.Dict(keys=[gast.Constant(value=kw.arg, kind=None) if kw.arg else None
                                      for kw in node.keywords],
                                values=[kw.value for kw in node.keywords])
         else:
-            kwargs = gast.Constant(value=None, kind=None)
+            kwargs = ast_util.constant_node(None)
         # built directly (the commonest rewrite: a template costs several times more here)
         return ast_util.ag_call("converted_call", [node.func, args, kwargs])
 

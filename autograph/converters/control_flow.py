@@ -120,7 +120,7 @@ class ControlFlowTransformer(transformer.Base):
             self._bind_unbound(node, fn, maybe_unbound)
             optional = fn.carried_by_loops and fn.carried_by_loops & _none_assigned(node)
             if fn.undefined or optional:
-                _CheckedLoads(fn.undefined, optional).visit_body(node.body)
+                _CheckedLoads(self.ctx, fn.undefined, optional).visit_body(node.body)
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -132,9 +132,10 @@ class ControlFlowTransformer(transformer.Base):
         share (nonlocal) that no function around them binds: a variable whose every
         assignment moved into generated functions that do not enclose each other."""
         unbound = set()
-        if fn.shared - ast_util.bound_names(node, self.ctx.may_walrus):
+        own_symbols = ast_util.own_body_symbols(node, self.ctx.may_walrus)
+        if fn.shared - own_symbols[0]:
             scope = fn.facts.scope
-            unbound = (_unbound_nonlocals(node, self.ctx.may_walrus)
+            unbound = (_unbound_nonlocals(own_symbols, self.ctx.may_walrus)
                        - {str(q) for q in scope.nonlocals} - {str(q) for q in scope.globals})
         fn.undefined.update(maybe_unbound & {str(qn) for qn in fn.facts.scope.params})
         unbound = sorted(unbound | (maybe_unbound - fn.undefined))
@@ -182,7 +183,7 @@ class ControlFlowTransformer(transformer.Base):
     def _undefined_inits(self, names):
         self.state[_Function].undefined.update(names)
         return [stmt for name in names for stmt in templates.replace(
-            _UNDEFINED, name=name, label=gast.Constant(value=name, kind=None))]
+            _UNDEFINED, name=name, label=ast_util.constant_node(name))]
 
     def _statement(self, template, local, **replacements):
         """The template filled in, after the Undefined inits of the statement's variables."""
@@ -195,7 +196,7 @@ class ControlFlowTransformer(transformer.Base):
         node, local = self._local_state(node)
         state = [_names_tuple(local.names)]
         if local.resets:        # the variables after the outputs are only reset
-            state.append(gast.Constant(value=len(local.outputs), kind=None))
+            state.append(ast_util.constant_node(len(local.outputs)))
         if not node.orelse:
             return self._statement(_IF_WITHOUT_ELSE, local, body_name=self._new("if_body"),
                                    body=node.body, test=node.test, state=state)
@@ -230,7 +231,7 @@ class ControlFlowTransformer(transformer.Base):
 
 
 def _names_tuple(names):
-    return gast.Tuple(elts=[gast.Constant(value=n, kind=None) for n in names], ctx=gast.Load())
+    return ast_util.tuple_node([ast_util.constant_node(n) for n in names])
 
 
 def _loop_options(node):
@@ -241,9 +242,10 @@ def _loop_options(node):
                       values=list(options.values()))]
 
 
-def _unbound_nonlocals(fn_node, walrus):
-    """Names declared nonlocal in functions nested in fn_node that no function between
-    them and fn_node (fn_node included) binds. One walk of each function's own body."""
+def _unbound_nonlocals(own_symbols, walrus):
+    """Names declared nonlocal in the functions nested in a function (`own_symbols`: its
+    ast_util.own_body_symbols) that no function between them and it (it included)
+    binds. One walk of each function's own body."""
     unbound = set()
 
     def scan(fn, enclosing_bound):
@@ -253,7 +255,7 @@ def _unbound_nonlocals(fn_node, walrus):
         for child in nested:
             scan(child, inner_bound)
 
-    bound, _, nested = ast_util.own_body_symbols(fn_node, walrus)
+    bound, _, nested = own_symbols
     for child in nested:
         scan(child, bound)
     return unbound
@@ -281,17 +283,23 @@ def _is_none(node):
     return isinstance(node, gast.Constant) and node.value is None
 
 
-class _CheckedLoads(gast.NodeTransformer):
+class _CheckedLoads(transformer.Base):
     """Reads of variables that may hold no value become `ag__.ld(x)`: those set to
     ag__.Undefined (where not defined on every path to the statement: statements that kept
     their analysis annotations know), and those a loop may leave None (every read but an
-    `is None` test, which becomes `ag__.is_none(x)` later).
+    `is None` test, which becomes `ag__.is_none(x)` later). It visits the nodes left
+    unconverted (SKIP_PROCESSING) too, skips the statements that read none of those
+    variables, and adds no origins.
     """
 
-    def __init__(self, undefined, optional):
+    def __init__(self, ctx, undefined, optional):
+        super().__init__(ctx)
         self.undefined = undefined
         self.optional = optional
-        self.defined = frozenset()
+        # (a statement whose activity scope reads and deletes none of them is skipped)
+        self._checked = frozenset(qual_names.QN(n) for n in set(undefined) | set(optional))
+        self._defined_vars = None   # DEFINED_VARS_IN of the innermost statement with it
+        self._defined = {}          # id of such a set -> its names, as strings
         self.nested = 0             # inside a def of the user's nested in the function
 
     def visit_body(self, body):
@@ -302,14 +310,38 @@ class _CheckedLoads(gast.NodeTransformer):
         body[:] = new
 
     def visit(self, node):
-        if isinstance(node, gast.stmt) and anno.hasanno(node, anno.Static.DEFINED_VARS_IN):
-            saved = self.defined
-            self.defined = {str(qn) for qn in anno.getanno(node, anno.Static.DEFINED_VARS_IN)}
-            try:
-                return super().visit(node)
-            finally:
-                self.defined = saved
-        return super().visit(node)
+        node_type = type(node)
+        if node_type in _NOTHING_TO_CHECK:
+            return node
+        method = _CHECKED_LOADS_VISITS.get(node_type)
+        if method is None:
+            method = _CHECKED_LOADS_VISITS[node_type] = getattr(
+                _CheckedLoads, "visit_" + node_type.__name__, transformer.Base.generic_visit)
+        if not isinstance(node, gast.stmt):
+            return method(self, node)
+        scope = anno.getanno(node, anno.Static.SCOPE, None)
+        if scope is not None and node_type not in _DEFINITIONS and \
+                scope.read.isdisjoint(self._checked) and \
+                scope.deleted.isdisjoint(self._checked):
+            return node
+        defined = anno.getanno(node, anno.Static.DEFINED_VARS_IN, None)
+        if defined is None:
+            return method(self, node)
+        saved, self._defined_vars = self._defined_vars, defined
+        try:
+            return method(self, node)
+        finally:
+            self._defined_vars = saved
+
+    def _is_defined(self, name):
+        """Whether `name` is defined on every path to the statement being visited."""
+        defined = self._defined_vars
+        if defined is None:
+            return False
+        names = self._defined.get(id(defined))
+        if names is None:
+            names = self._defined[id(defined)] = {str(qn) for qn in defined}
+        return name in names
 
     def visit_FunctionDef(self, node):
         if anno.hasanno(node, anno.Basic.SKIP_PROCESSING) and not anno.hasanno(
@@ -330,7 +362,7 @@ class _CheckedLoads(gast.NodeTransformer):
         result = []
         for target in node.targets:
             if isinstance(target, gast.Name) and target.id in self.undefined:
-                check = [] if target.id in self.defined else templates.replace(
+                check = [] if self._is_defined(target.id) else templates.replace(
                     "ag__.ld(name)", name=target.id)
                 result += check + templates.replace(
                     _UNDEFINED, name=target.id, label=gast.Constant(value=target.id, kind=None))
@@ -341,7 +373,7 @@ class _CheckedLoads(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and (
                 node.id in self.optional or
-                (node.id in self.undefined and node.id not in self.defined)):
+                (node.id in self.undefined and not self._is_defined(node.id))):
             return ast_util.ag_call("ld", [ast_util.name_node(node.id)])
         return node
 
@@ -358,6 +390,12 @@ class _CheckedLoads(gast.NodeTransformer):
                 and func.value.id == naming.namespace() and func.attr == "Undefined"):
             return node
         return self.generic_visit(node)
+
+
+_NOTHING_TO_CHECK = visitor.LEAF_TYPES | {gast.Constant}
+# (A def's or class's SCOPE is its own body's: its reads where it stands are elsewhere.)
+_DEFINITIONS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+_CHECKED_LOADS_VISITS = {}
 
 
 def transform(node, ctx):

@@ -22,9 +22,13 @@ def _binds_names(node):
 
 class LogicalExpressionTransformer(transformer.Base):
 
+    def _may_bind_names(self):
+        """Whether an operand may hold a `:=` (none if the scan saw none in the code)."""
+        return not self.ctx.lacks(gast.NamedExpr)
+
     def visit_BoolOp(self, node):
         node = self.generic_visit(node)
-        if any(_binds_names(v) for v in node.values):
+        if self._may_bind_names() and any(_binds_names(v) for v in node.values):
             return node
         op = "ag__.and_" if isinstance(node.op, gast.And) else "ag__.or_"
         result = node.values[-1]
@@ -54,7 +58,8 @@ class LogicalExpressionTransformer(transformer.Base):
             if isinstance(node.ops[0], gast.NotIn):
                 test = templates.replace_as_expression("ag__.not_(t)", t=test)
             return test
-        if len(node.ops) == 1 or any(_binds_names(c) for c in node.comparators):
+        if len(node.ops) == 1 or self._may_bind_names() and any(
+                _binds_names(c) for c in node.comparators):
             return node
         pairs = [templates.replace_as_expression(
             "(op, lambda: operand)", op=gast.Constant(value=type(op).__name__, kind=None),

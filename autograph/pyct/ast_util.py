@@ -21,6 +21,20 @@ def name_node(name, ctx=None):
     return node
 
 
+def constant_node(value):
+    """A gast Constant, built directly."""
+    node = _CONSTANT.__new__(_CONSTANT)
+    node.__dict__.update(value=value, kind=None)
+    return node
+
+
+def tuple_node(elements):
+    """A tuple display (Load) of the gast expressions `elements`, built directly."""
+    node = _TUPLE.__new__(_TUPLE)
+    node.__dict__.update(elts=elements, ctx=_LOAD)
+    return node
+
+
 def attribute_node(value, attr):
     """`value.attr` (Load), built directly."""
     node = _ATTRIBUTE.__new__(_ATTRIBUTE)
@@ -28,7 +42,8 @@ def attribute_node(value, attr):
     return node
 
 
-_NAME, _ATTRIBUTE, _LOAD = gast.Name, gast.Attribute, gast.Load()
+_NAME, _ATTRIBUTE, _CONSTANT, _TUPLE = gast.Name, gast.Attribute, gast.Constant, gast.Tuple
+_LOAD = gast.Load()
 
 
 def function_def(name, params, body, nonlocals=(), globals_=()):

@@ -147,6 +147,74 @@ class Printer(ast._Unparser):  # pylint: disable=protected-access
             self.traverse(e)
         self._source.append(")")
 
+    # Statements, as the unparser prints them, with its fill() and precedence marks
+    # written out; a def with decorators, a return annotation or type parameters, and
+    # a lambda with parameters, go the unparser's way.
+    def fill(self, text=""):
+        source = self._source
+        if source:
+            source.append("\n")
+        source.append("    " * self._indent + text)
+
+    def visit_FunctionDef(self, node):
+        if node.decorator_list or node.returns is not None or \
+                getattr(node, "type_params", None) or \
+                getattr(node, "type_comment", None) is not None:
+            self._unparser["visit_FunctionDef"](self, node)
+            return
+        source = self._source
+        if source:
+            source.append("\n")                      # the empty line before a def
+        self.fill("def " + node.name)
+        source.append("(")
+        self.traverse(node.args)
+        source.append("):")
+        self._indent += 1
+        self._write_docstring_and_traverse_body(node)
+        self._indent -= 1
+
+    def visit_Assign(self, node):
+        self.fill()
+        precedences, source = self._precedences, self._source
+        for target in node.targets:
+            precedences[target] = _TUPLE
+            self.traverse(target)
+            source.append(" = ")
+        self.traverse(node.value)
+        type_comment = self.get_type_comment(node)
+        if type_comment:
+            source.append(type_comment)
+
+    def visit_Expr(self, node):
+        self.fill()
+        self._precedences[node.value] = _YIELD
+        self.traverse(node.value)
+
+    def visit_Global(self, node):
+        self.fill("global " + ", ".join(node.names))
+
+    def visit_Nonlocal(self, node):
+        self.fill("nonlocal " + ", ".join(node.names))
+
+    def visit_Return(self, node):
+        self.fill("return")
+        if node.value:
+            self._source.append(" ")
+            self.traverse(node.value)
+
+    def visit_Lambda(self, node):
+        args = node.args
+        if args.posonlyargs or args.args or args.vararg or args.kwonlyargs or args.kwarg:
+            self._unparser["visit_Lambda"](self, node)
+            return
+        parens = self._precedences.get(node, _TEST) > _TEST
+        source = self._source
+        source.append("(lambda: " if parens else "lambda: ")
+        self._precedences[node.body] = _TEST
+        self.traverse(node.body)
+        if parens:
+            source.append(")")
+
     def block(self, *, extra=None):
         self.write(":")
         if extra:
@@ -231,6 +299,7 @@ class _GastDifferences(Printer):
 
 
 _PLAIN_CONSTANTS = frozenset((int, bool, str, type(None)))
+_TUPLE, _YIELD, _TEST = ast._Precedence.TUPLE, ast._Precedence.YIELD, ast._Precedence.TEST
 _NAMES = frozenset((ast.Name, gast.Name))
 
 

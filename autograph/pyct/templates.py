@@ -226,16 +226,8 @@ class _Replacer(gast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Global(self, node):
-        names = []
-        for name in node.names:
-            repl = self.replacements.get(name, name)
-            repl = repl if isinstance(repl, (list, tuple)) else [repl]
-            names.extend(_name_string(r, name) for r in repl)
-        if not names:
-            return None
-        new = _shallow(node)
-        new.names = names
-        return new
+        declaration = _declaration(self.replacements, node)
+        return declaration[0] if declaration else None
 
     visit_Nonlocal = visit_Global
 
@@ -251,7 +243,8 @@ class _Replacer(gast.NodeTransformer):
 
     def _expression(self, repl, ctx, placeholder):
         if isinstance(repl, str):
-            if not all(part.isidentifier() for part in repl.split(".")):
+            if not repl.isidentifier() and not all(
+                    part.isidentifier() for part in repl.split(".")):
                 raise ValueError(f"template placeholder {placeholder!r}: {repl!r} is not a "
                                  "name or dotted name; pass an AST node for expressions")
             new = _dotted(repl)
@@ -294,9 +287,9 @@ class _Compiler:
     def compile(self, nodes):
         items = self._list(nodes, "body", gast.Module)
         source = f"def build(R, r):\n    return {items}\n"
-        namespace = {"K": self.constants, "_clone": _clone, "_new": _new, "_body": _body,
+        namespace = {"K": self.constants, "_shallow": _shallow, "_new": _new, "_body": _body,
                      "_as_list": _as_list, "_name_string": _name_string,
-                     "_spliced": _spliced}
+                     "_spliced": _spliced, "_declaration": _declaration}
         exec(compile(source, "<template>", "exec"), namespace)  # pylint: disable=exec-used
         return namespace["build"]
 
@@ -310,7 +303,7 @@ class _Compiler:
     def _node(self, node):
         """Code building the copy of `node` (one node)."""
         if _names_below[id(node)].isdisjoint(self.placeholders):
-            return f"_clone({self._constant(node)})"
+            return self._copy(node)
         if self._placeholder(node):
             return f"r._expression(R[{node.id!r}], {self._constant(node)}.ctx, {node.id!r})"
         if type(node) in _SPECIAL or type(node) is gast.Expr and self._placeholder(node.value):
@@ -339,13 +332,35 @@ class _Compiler:
                 parts.append(f"*_spliced(r, R[{item.id!r}], {self._constant(item)})")
             elif not isinstance(item, gast.AST):
                 parts.append(self._constant(item))
-            elif (type(item) in _SPECIAL or type(item) is gast.Expr and
-                    self._placeholder(item.value)) and \
-                    not _names_below[id(item)].isdisjoint(self.placeholders):
+            elif _names_below[id(item)].isdisjoint(self.placeholders):
+                parts.append(self._copy(item))
+            elif type(item) is gast.Global or type(item) is gast.Nonlocal:
+                parts.append(f"*_declaration(R, {self._constant(item)})")
+            elif type(item) is gast.Expr and self._placeholder(item.value):
+                parts.append(f"*_as_list(r.visit_Expr({self._constant(item)}))")
+            elif type(item) in _SPECIAL:
                 parts.append(f"*_as_list(r.visit({self._constant(item)}))")
             else:
                 parts.append(self._node(item))
         return f"[{', '.join(parts)}]"
+
+    def _copy(self, node):
+        """Code building a copy of `node`, a subtree without placeholders (as _clone
+        copies it, written out: contexts and operators shared, lists and nodes new)."""
+        if type(node) in _FIELDLESS:
+            return self._constant(node)
+        fields = []
+        for field in node._fields:
+            value = node.__dict__.get(field)
+            if type(value) is list:
+                items = ", ".join(self._copy(v) if isinstance(v, gast.AST) else
+                                  self._constant(v) for v in value)
+                fields.append(f"{field!r}: [{items}]")
+            elif isinstance(value, gast.AST):
+                fields.append(f"{field!r}: {self._copy(value)}")
+        if not fields:
+            return f"_shallow({self._constant(node)})"
+        return f"_new({self._constant(node)}, {{{', '.join(fields)}}})"
 
 
 # Nodes with rules of their own (`_Replacer.visit_<type>`), built by the replacer.
@@ -361,6 +376,23 @@ def _new(template_node, fields):
 
 def _body(statements):
     return statements or [gast.Pass()]
+
+
+def _declaration(replacements, node):
+    """The global or nonlocal statement `node` with its placeholders replaced by names, as
+    a list: empty where no name is left."""
+    names = []
+    for name in node.names:
+        repl = replacements.get(name, name)
+        if isinstance(repl, (list, tuple)):
+            names.extend(_name_string(r, name) for r in repl)
+        else:
+            names.append(_name_string(repl, name))
+    if not names:
+        return ()
+    new = _shallow(node)
+    new.names = names
+    return (new,)
 
 
 def _as_list(result):

@@ -118,6 +118,10 @@ class _State:
 
 
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+# The node types that hold statement lists (all a statements_only pass visits).
+_WITH_BLOCKS = frozenset(cls for cls in vars(gast).values() if isinstance(cls, type)
+                         and issubclass(cls, gast.AST)
+                         and not set(_STATEMENT_LISTS).isdisjoint(cls._fields))
 _ANNO_ATTR = anno.ANNO_ATTR
 _SKIP = anno.Basic.SKIP_PROCESSING
 _ORIGIN = anno.Basic.ORIGIN
@@ -164,6 +168,8 @@ class Base(gast.NodeTransformer):
             if node_type is gast.Constant or (
                     node_type is gast.Name and values.get("annotation") is None):
                 return node                          # nothing below it
+            if self.statements_only and node_type not in _WITH_BLOCKS:
+                return node                          # no statement below it
             return self.generic_visit(node)
         result = method(self, node)
         if result is not node and result is not None and annos is not None \

@@ -47,6 +47,8 @@ class Scope:
     inside and whose free reads count as reads of the enclosing scope.
     """
 
+    __slots__ = ("parent", "isolated", "kind") + _SETS
+
     def __init__(self, parent, isolated=False, kind=None):
         self.parent = parent
         self.isolated = isolated

@@ -344,11 +344,17 @@ def maybe_unbound_reads(fn_node, scope):
     found = set()
     getanno, defined_key, scope_key = anno.getanno, anno.Static.DEFINED_VARS_IN, \
         anno.Static.SCOPE
+    # The locals each DEFINED_VARS_IN set lacks, by the set's id (statements in one state
+    # share their set; `kept` holds the sets, so that no id is reused meanwhile).
+    unbound_in, kept = {}, []
     for stmt in visitor.statements(fn_node.body):
         defined = getanno(stmt, defined_key, None)
         if defined is None:
             continue
-        unbound = local.difference(defined)
+        unbound = unbound_in.get(id(defined))
+        if unbound is None:
+            unbound = unbound_in[id(defined)] = local.difference(defined)
+            kept.append(defined)
         if not unbound:
             continue
         # What the whole statement reads (its blocks too: more than its own reads) says

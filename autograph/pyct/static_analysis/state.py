@@ -54,11 +54,18 @@ class FunctionFacts:
 
     def __init__(self, fn_node, source, around=None):
         self.scope = anno.getanno(fn_node, anno.Static.SCOPE)
+        self.local_names = self.scope.local_names
         self.has_closures = _has_closures(fn_node, source)
         # A nested function may call its siblings and itself, defined around it.
         self.closure_writes = dict(around.closure_writes) if around else {}
+        # {id of an if, while or for statement: (it, the names the lambdas and defs nested
+        # in it read)}, found in one walk of each outermost one (empty without closures).
+        self.captured = {}
         if self.has_closures:
             self.closure_writes.update(_closure_writes(fn_node))
+            for stmt in visitor.statements(fn_node.body):   # outer statements first
+                if isinstance(stmt, _STATEMENTS) and id(stmt) not in self.captured:
+                    _captured_by_statement([stmt], self.captured)
 
 
 def resolve(node, facts, enclosing=frozenset()):
@@ -113,9 +120,9 @@ def _state(node, facts, modified, live, enclosing, reset=frozenset()):
     scope = facts.scope
     live = live | enclosing
     maybe = anno.getanno(node, anno.Static.MAYBE_DEFINED_VARS_IN, frozenset())
-    fn_locals = scope.local_names
+    fn_locals = facts.local_names
     outputs, resets = [], []
-    for qn in sorted(modified):
+    for qn in modified:             # (in any order: _strings sorts them)
         if qn in live or qn in scope.nonlocals or qn in scope.globals:
             outputs.append(qn)      # read later, or visible outside the function
         elif qn in maybe and qn in reset:
@@ -126,7 +133,9 @@ def _state(node, facts, modified, live, enclosing, reset=frozenset()):
     if facts.has_closures:
         # A variable a lambda or def in the block reads stays the function's own (late
         # binding: `fns.append(lambda: i)` in a loop sees the last `i`, as in Python).
-        captured = _captured_names(node)
+        statement, captured = facts.captured.get(id(node), (None, None))
+        if statement is not node:
+            captured = _captured_names(node)
         nonlocals |= {qn for qn in modified if qn in fn_locals and str(qn) in captured}
     return LocalState(
         outputs=_strings(outputs), resets=_strings(resets), nonlocals=_strings(nonlocals),
@@ -161,6 +170,26 @@ def _closure_writes(fn_node):
                     writes[name] |= extra
                     changed = True
     return {name: written for name, written in writes.items() if written}
+
+
+def _captured_by_statement(nodes, captured):
+    """The names read inside the lambdas and defs nested in `nodes`; records them for each
+    if, while and for statement among them (and below) in `captured`, by id."""
+    names = set()
+    for node in nodes:
+        if isinstance(node, _CLOSURES):
+            names.update(m.id for m in visitor.walk(node)
+                         if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load))
+            continue
+        inner = _captured_by_statement(visitor.children(node), captured)
+        if isinstance(node, _STATEMENTS):
+            captured[id(node)] = (node, inner)
+        names |= inner
+    return names
+
+
+_CLOSURES = (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef)
+_STATEMENTS = (gast.If, gast.While, gast.For)
 
 
 def _captured_names(node):

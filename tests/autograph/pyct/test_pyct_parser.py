@@ -293,6 +293,20 @@ def f(a, b: int = 1, *args: str, c, d=2, **kwargs: float):
             global g
             return (yield from found)
     return ...
+
+
+@decorator(1)
+def g(x) -> int:
+    def inner():
+        """Its docstring."""
+        nonlocal x, y
+        global a, b
+        a = b = x, y = 1, 2
+        (lambda: x)()
+        h(lambda: None, lambda q, *r: q, key=lambda: (yield))
+        return
+    z: int = lambda: 0 if x else lambda: 1
+    yield
 '''
 
 
@@ -308,3 +322,4 @@ def test_gast_trees_print_as_ast_unparse_prints_them():
                                                 positions=False))
     assert parser.GastPrinter().visit(gast.Module(body=tree, type_ignores=[])) == expected
     assert parser.unparse(tree) == expected
+
