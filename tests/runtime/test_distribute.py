@@ -470,8 +470,13 @@ def test_a_task_whose_workers_keep_dying_raises_worker_error(process_client):
     inputs = [(rt.constant(np.full(4, float(i))), rt.constant(n)) for i in range(4)]
     previous = process_client.run_on_scheduler(allow, 0)    # the first death is too many
     try:
-        outcome = killing_a_worker(
-            process_client, lambda: rt.distribute.map(spin, inputs, client=process_client))
+        for _ in range(3):      # a kill that lands as its task ends is no failure: again
+            outcome = killing_a_worker(
+                process_client, lambda: rt.distribute.map(spin, inputs, client=process_client))
+            if "error" in outcome:
+                break
+            for args, remote in zip(inputs, outcome["result"]):
+                assert_same(spin(*args), remote)
     finally:
         process_client.run_on_scheduler(allow, previous)
     error = outcome["error"]
