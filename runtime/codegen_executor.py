@@ -296,9 +296,9 @@ class _Compiler:
         mine = set()                    # locals this block made (the ones it may delete)
         futures = {}
         start = len(self.lines)
-        regions = self.regions(graph, skip) if self.jit and not self.in_region else {}
-        done = set()                    # ops emitted in a region
         live = _live_ops(graph)
+        regions = self.regions(graph, skip, live) if self.jit and not self.in_region else {}
+        done = set()                    # ops emitted in a region
         for op in graph.ops:
             if op in done or (live is not None and op not in live):
                 continue
@@ -336,9 +336,10 @@ class _Compiler:
             mine.difference_update(dead)
 
     # -- compiled regions (runtime.compiled) -------------------------------------------------
-    def regions(self, graph, skip):
+    def regions(self, graph, skip, live):
         """{first op: (ops, is a loop)} of the regions of `graph`'s block worth compiling:
-        maximal runs of lowerable ops; a lowerable while is a region of its own."""
+        maximal runs of lowerable ops (of `live`, when not None); a lowerable while is a
+        region of its own."""
         from .compiled import lowering, not_lowered
         found, run = {}, []
 
@@ -348,7 +349,6 @@ class _Compiler:
                     for o in run if o.type != "const") >= 3:
                 found[run[0]] = (list(run), False)
             run.clear()
-        live = _live_ops(graph)
         for op in graph.ops:
             if op.type in ("placeholder", "capture") or (live is not None and op not in live):
                 continue                    # fed: bound before any op runs; or dead
