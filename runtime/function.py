@@ -319,11 +319,14 @@ def _signature_key():
     return "signature" if device is None else ("signature", device)
 
 
+_thread = context._state      # the per-thread context: read directly on the dispatch fast path
+
+
 def _direct_key(args):
     """The dispatch cache's key of positional arguments: the `rt.device` scope's name and
     each one's dtype (its name: names DTypes one to one, and hashes faster) and shape, or
     None unless all are eager tensors."""
-    key = (context.device_name(),)
+    key = (_thread.device,)
     for a in args:
         if type(a) is not EagerTensor:
             return None
@@ -753,10 +756,11 @@ class Function:
         try:
             if self._direct and not kwargs:        # the dispatch cache (see _lookup)
                 concrete = self._direct.get(_direct_key(args))
+                stack = _thread.stack       # (context.graph_functions_run_now(), inlined)
                 if (concrete is not None and not registry.tape_hooks
-                        and context.graph_functions_run_now()):
-                    self._calls = calls = self._calls + 1
-                    concrete._last_call = calls
+                        and (not stack or stack[-1] is None)
+                        and not context._run_functions_eagerly):
+                    self._calls = concrete._last_call = self._calls + 1
                     return concrete._call_eager(args)
             if context.functions_run_eagerly():
                 fn = self._tracer if self._tracer is not None else self.python_function

@@ -172,20 +172,20 @@ class Region:
         entry = _scalar_entry(fn)
         direct = entry is not None
         entry = entry or fn
-        if self.loop:                   # a loop region starts at iteration 0
-            fn, entry = functools.partial(fn, 0), functools.partial(entry, 0)
+        loop = self.loop                # a loop region starts at iteration 0
 
         def run(*args):
             self.no_switch = False
             limit = limits["loop_limit"]
-            guard = -1 if limit is None else limit
+            limit = -1 if limit is None else limit
+            args = (0, limit, *args) if loop else (limit, *args)
             try:
                 try:
-                    return entry(guard, *args)
+                    return entry(*args)
                 except (TypeError, ValueError, OverflowError):
                     if not direct:
                         raise
-                return fn(guard, *args)      # not the types it was compiled for: dispatch
+                return fn(*args)      # not the types it was compiled for: dispatch
             except fault:
                 self.no_switch = True
                 return None
