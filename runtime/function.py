@@ -118,6 +118,8 @@ class ConcreteFunction:
         self._single = isinstance(output_template, nest.Slot)
         self._single_dtype = (graph.outputs[output_template.index].dtype if self._single
                               else None)       # the one result's DType, as traced
+        self._single_index = output_template.index if self._single else None
+        self._single_np = self._single_dtype._np if self._single else None
         self._captures = []                   # the captured outer tensors (cached)
         self._call_attrs = {"f": graph}
         self._last_call = 0                   # the Function's call count when last used
@@ -169,25 +171,23 @@ class ConcreteFunction:
                                           self._call_attrs, name=self.name))
         graph = self.graph
         run = graph._plans.get(config._state["version"]) or function_runner(graph)
-        captures = self._capture_list() if graph.captures else ()
         try:
             arrays = [t._value for t in tensors]
-            if captures:
-                arrays += [t._value for t in captures]
-        except AttributeError:
-            raise registry.leaked_symbolic_error(_CALL, [*tensors, *captures]) from None
-        try:
+            if graph.captures:
+                arrays += [t._value for t in self._capture_list()]
             outs = run(arrays)
         except OpError:
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the call, as the op does
-            raise registry.eager_kernel_error(_CALL, [*tensors, *captures], self._call_attrs,
-                                              e) from e
-        if self._single:
-            v = outs[self._output_template.index]
-            dtype = self._single_dtype
-            if type(v) is np.ndarray and v.dtype is dtype._np:     # (numpy's own dtype)
-                return EagerTensor(v, dtype)
+            inputs = [*tensors, *self._capture_list()]
+            if any(not hasattr(t, "_value") for t in inputs):    # a symbolic tensor leaked
+                raise registry.leaked_symbolic_error(_CALL, inputs) from None
+            raise registry.eager_kernel_error(_CALL, inputs, self._call_attrs, e) from e
+        index = self._single_index
+        if index is not None:
+            v = outs[index]
+            if type(v) is np.ndarray and v.dtype is self._single_np:    # (numpy's own dtype)
+                return EagerTensor(v, self._single_dtype)
             return registry.eager_tensor(v)
         return self._structured(list(map(registry.eager_tensor, outs)))
 
