@@ -448,8 +448,9 @@ _FRAME_ARGUMENTS = {builtins.locals: None, builtins.globals: None, builtins.vars
 def converted_call(f, args, kwargs, options=ConversionOptions()):
     """Call `f(*args, **kwargs)` from generated code, converting `f` first if it is user code."""
     kwargs = kwargs or {}
-    if type(f) is _BUILTIN_METHOD and type(f.__self__) is str and f.__name__ == "format":
-        return operators.str_format(f.__self__, args, kwargs)   # "{:.3f}".format(loss)
+    if type(f) is _BUILTIN_METHOD and type(f.__self__) is str and \
+            f.__name__ in operators.STR_METHOD_OVERRIDES:      # "{:.3f}".format(loss)
+        return operators.STR_METHOD_OVERRIDES[f.__name__](f.__self__, *args, **kwargs)
     try:
         override = operators.BUILTIN_OVERRIDES.get(f)
         frame_arguments = _FRAME_ARGUMENTS.get(f, 0)

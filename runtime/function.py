@@ -118,6 +118,8 @@ class ConcreteFunction:
         self._single = isinstance(output_template, nest.Slot)
         self._single_dtype = (graph.outputs[output_template.index].dtype if self._single
                               else None)       # the one result's DType, as traced
+        self._single_index = output_template.index if self._single else None
+        self._single_np = self._single_dtype._np if self._single else None
         self._captures = []                   # the captured outer tensors (cached)
         self._call_attrs = {"f": graph}
         self._last_call = 0                   # the Function's call count when last used
@@ -160,34 +162,34 @@ class ConcreteFunction:
                      name=self.name)
         return self._structured(outs)
 
-    def _call_eager(self, tensors):
+    def _call_eager(self, tensors, arrays=None):
         """What a `call` op does eagerly (outside graphs and tapes, so nothing records it),
-        without the op: the graph's runner called on the arrays, the results wrapped.
-        While devices are placing, the op itself runs (it places the call, logs it)."""
+        without the op: the graph's runner called on the arrays (`arrays`: the tensors',
+        when the caller has them), the results wrapped. While devices are placing, the op
+        itself runs (it places the call, logs it)."""
         if devices.placing:
             return self._structured(apply(_CALL, list(tensors) + self._capture_list(),
                                           self._call_attrs, name=self.name))
         graph = self.graph
         run = graph._plans.get(config._state["version"]) or function_runner(graph)
-        captures = self._capture_list() if graph.captures else ()
         try:
-            arrays = [t._value for t in tensors]
-            if captures:
-                arrays += [t._value for t in captures]
-        except AttributeError:
-            raise registry.leaked_symbolic_error(_CALL, [*tensors, *captures]) from None
-        try:
+            if arrays is None:
+                arrays = [t._value for t in tensors]
+            if graph.captures:
+                arrays += [t._value for t in self._capture_list()]
             outs = run(arrays)
         except OpError:
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the call, as the op does
-            raise registry.eager_kernel_error(_CALL, [*tensors, *captures], self._call_attrs,
-                                              e) from e
-        if self._single:
-            v = outs[self._output_template.index]
-            dtype = self._single_dtype
-            if type(v) is np.ndarray and v.dtype is dtype._np:     # (numpy's own dtype)
-                return EagerTensor(v, dtype)
+            inputs = [*tensors, *self._capture_list()]
+            if any(not hasattr(t, "_value") for t in inputs):    # a symbolic tensor leaked
+                raise registry.leaked_symbolic_error(_CALL, inputs) from None
+            raise registry.eager_kernel_error(_CALL, inputs, self._call_attrs, e) from e
+        index = self._single_index
+        if index is not None:
+            v = outs[index]
+            if type(v) is np.ndarray and v.dtype is self._single_np:    # (numpy's own dtype)
+                return EagerTensor(v, self._single_dtype)
             return registry.eager_tensor(v)
         return self._structured(list(map(registry.eager_tensor, outs)))
 
@@ -323,15 +325,17 @@ _thread = context._state      # the per-thread context: read directly on the dis
 
 
 def _direct_key(args):
-    """The dispatch cache's key of positional arguments: the `rt.device` scope's name and
-    each one's dtype (its name: names DTypes one to one, and hashes faster) and shape, or
-    None unless all are eager tensors."""
-    key = (_thread.device,)
+    """(the dispatch cache's key of positional arguments, their arrays), or (None, None)
+    unless all are eager tensors. The key: the `rt.device` scope's name and each one's
+    dtype (its name: names DTypes one to one, and hashes faster) and shape."""
+    key, arrays = (_thread.device,), []
     for a in args:
         if type(a) is not EagerTensor:
-            return None
-        key += (a._dtype.name, a._value.shape)
-    return key
+            return None, None
+        value = a._value
+        key += (a._dtype.name, value.shape)
+        arrays.append(value)
+    return key, arrays
 
 
 def _replace_tensors(x, fn):
@@ -665,7 +669,7 @@ class Function:
                 return
         if len(self._direct) >= self._DIRECT_LIMIT:
             self._direct.clear()
-        self._direct[_direct_key(given)] = concrete
+        self._direct[_direct_key(given)[0]] = concrete
 
     def _trace_with_key(self, key, args, kwargs):
         """(the trace to run now, the trace kept for `key`): they differ on a first trace
@@ -755,13 +759,14 @@ class Function:
     def __call__(self, *args, **kwargs):
         try:
             if self._direct and not kwargs:        # the dispatch cache (see _lookup)
-                concrete = self._direct.get(_direct_key(args))
+                key, arrays = _direct_key(args)
+                concrete = self._direct.get(key)
                 stack = _thread.stack       # (context.graph_functions_run_now(), inlined)
                 if (concrete is not None and not registry.tape_hooks
                         and (not stack or stack[-1] is None)
                         and not context._run_functions_eagerly):
                     self._calls = concrete._last_call = self._calls + 1
-                    return concrete._call_eager(args)
+                    return concrete._call_eager(args, arrays)
             if context.functions_run_eagerly():
                 fn = self._tracer if self._tracer is not None else self.python_function
                 return fn(*args, **kwargs)

@@ -38,7 +38,7 @@ def _is_generated_call(node):
 
 
 # Builtins that read the caller's frame: called from converted_call they would read its.
-_FRAME_BUILTINS = ("locals", "vars", "dir", "eval", "exec", "globals")
+_FRAME_BUILTINS = ("locals", "vars", "dir", "eval", "exec", "globals", "breakpoint")
 # Where one of those or `super` may be called (then the names the code binds are needed).
 _FRAME_CALL = re.compile(r"\b(?:%s)\b" % "|".join(["super", *_FRAME_BUILTINS]))
 
@@ -151,8 +151,10 @@ class CallTreeTransformer(transformer.Base):
             return templates.replace_as_expression(
                 "ag__.without_name(call(), name)", call=name,
                 name=gast.Constant(value=naming.namespace(), kind=None))
-        if scope.level == 0 or scope.kind != "function" or name == "globals":
-            return self.generic_visit(node)      # a class body, a comprehension: as written
+        if scope.level == 0 or scope.kind != "function" or name in ("globals", "breakpoint"):
+            # as written: in a class body, a comprehension; `breakpoint()` stops the debugger
+            # in the converted function's frame, the user's variables in view
+            return self.generic_visit(node)
         if name in ("locals", "vars", "dir") and plain and not node.args:
             template = ("ag__.user_dir(readers, frame_dict)" if name == "dir" else
                         "ag__.user_locals(readers, frame_dict)")

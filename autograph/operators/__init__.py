@@ -5,7 +5,8 @@ from .data_structures import (list_append, list_extend, list_insert, list_pop,  
                               list_stack, new_list)
 from .exceptions import assert_stmt  # noqa: F401
 from .logical import and_, compare_chain, in_, not_, or_  # noqa: F401
-from .py_builtins import BUILTIN_OVERRIDES, fstring, percent_format, str_format  # noqa: F401
+from .py_builtins import (BUILTIN_OVERRIDES, STR_METHOD_OVERRIDES, fstring,  # noqa: F401
+                          percent_format, str_format)
 from .scopes import super_, user_dir, user_locals, without_name  # noqa: F401
 from .variables import Undefined, UndefinedReturnValue, is_none, ld, ret  # noqa: F401
 from .variables import match_singleton, match_value  # noqa: F401

@@ -1,13 +1,15 @@
 """Builtins in converted code: Python's own unless a symbolic tensor is involved.
 
 `converted_call` redirects calls of `print`, `len`, `range`, `enumerate`, `zip`,
-`abs`, `int`, `float`, `min`, `max` and `sum` here. With Python values (and eager
+`abs`, `int`, `float`, `str`, `repr`, `format`, `min`, `max`, `sum`, `sorted`, `any`,
+`all` and of the string methods `format` and `join` here. With Python values (and eager
 tensors) each behaves exactly like the builtin; with symbolic tensors it builds
 the graph equivalent: `print` becomes `rt.print` (so it prints every time the
 graph runs), `range(n)` a lazy tensor range a `for` loop iterates in a graph
 loop, `len(t)` the static or run-time length.
 """
 import builtins
+import functools
 import re
 import string
 
@@ -23,7 +25,8 @@ from .data_structures import TensorList
 
 def _any_symbolic(values):
     return any(is_symbolic(v) or (isinstance(v, TensorIterable) and v.is_symbolic())
-               or (isinstance(v, TensorList) and is_symbolic(v.tensor)) for v in values)
+               or (isinstance(v, TensorList) and is_symbolic(v.tensor))
+               or isinstance(v, logging_ops.FormattedString) for v in values)
 
 
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
@@ -65,7 +68,7 @@ def _formatted(parts):
     return logging_ops.format_parts(parts)
 
 
-def str_format(template, args, kwargs):
+def str_format(template, *args, **kwargs):
     """`template.format(*args, **kwargs)` in converted code: Python's string, or, when an
     argument is a symbolic tensor, a FormattedString (see `fstring`)."""
     if not _any_symbolic(list(args) + list(kwargs.values())):
@@ -123,7 +126,8 @@ def percent_format(template, values):
 def len_(value):
     """`len`: a Python int when known while tracing, else a scalar int32 tensor."""
     if isinstance(value, TensorList):
-        return value.length()
+        n = value.length()                      # int32 standing for the Python int
+        return _weak(n, "i") if isinstance(n, SymbolicTensor) else n
     if isinstance(value, rt.Variable):
         value = value.read_value() if not rt.executing_eagerly() else value
     if isinstance(value, SymbolicTensor):
@@ -141,33 +145,132 @@ def abs_(x):
 
 
 def int_(x, base=None):
+    """`int(t)` of a symbolic tensor: int32 standing for the Python int (weak, as a loop
+    counter is: it prints as the number and adapts to the tensors it meets)."""
     if is_symbolic(x):
         if base is not None:
             raise NotImplementedError("int(tensor, base) is not supported")
-        return rt.cast(x, rt.int32)
+        return _weak(rt.cast(x, rt.int32), "i")
     return builtins.int(x) if base is None else builtins.int(x, base)
 
 
 def float_(x=0.0):
-    return rt.cast(x, rt.float32) if is_symbolic(x) else builtins.float(x)
+    """`float(t)` of a symbolic tensor: float64 standing for the Python float, which
+    prints as Python prints the float of the value (0.3333333432674408 for float32 1/3)."""
+    if is_symbolic(x):
+        return _weak(rt.cast(x, rt.float64), "f")
+    return builtins.float(x)
+
+
+def _weak(t, kind):
+    t.weak = kind
+    return t
+
+
+def str_(*args, **kwargs):
+    """`str(t)` of a symbolic tensor: a FormattedString, printed with the graph's value."""
+    if len(args) == 1 and not kwargs and _any_symbolic(args):
+        return logging_ops.FormattedString([(args[0], "s", "")])
+    return builtins.str(*args, **kwargs)
+
+
+def format_(value, spec=""):
+    """`format(t, spec)` of a symbolic tensor: a FormattedString, as f"{t:spec}" is."""
+    if _any_symbolic([value, spec]):
+        return logging_ops.FormattedString([(value, None, spec)])
+    return builtins.format(value, spec)
+
+
+def str_join(separator, iterable):
+    """`separator.join(strings)` in converted code: Python's string, or, when a string is a
+    FormattedString (an f-string of symbolic tensors), a FormattedString of them all."""
+    items = list(iterable)
+    if not _any_symbolic(items):
+        return separator.join(items)
+    parts = []
+    for i, item in enumerate(items):
+        if i:
+            parts.append(separator)
+        parts.extend(item.parts if isinstance(item, logging_ops.FormattedString) else [item])
+    return logging_ops.FormattedString([p for p in parts if p != ""])
+
+
+def repr_(x):
+    if _any_symbolic([x]):
+        return logging_ops.FormattedString([(x, "r", "")])
+    return builtins.repr(x)
 
 
 def _reduce_builtin(builtin, reduce, pairwise):
     def fn(*args, **kwargs):
-        if not _any_symbolic(args) or kwargs:
+        items = args
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            items = args[0]                     # max([a, b, c]): the items of one list
+        if not _any_symbolic(items) or kwargs:
             return builtin(*args, **kwargs)
-        if len(args) == 1:
+        if items is args and len(args) == 1:
             return reduce(args[0])
-        result = args[0]
-        for other in args[1:]:
-            result = pairwise(result, other)
-        return result
+        if not items:
+            return builtin(*args)               # (raises Python's ValueError)
+        return functools.reduce(pairwise, items)
     fn.__name__ = builtin.__name__ + "_"
     return fn
 
 
+def sorted_(iterable, /, *, key=None, reverse=False):
+    """`sorted` of a list of scalars, some of them symbolic tensors: a sorting network of
+    minimum/maximum ops (the values sorted, as Python's sorted gives them); otherwise
+    Python's sorted."""
+    items = builtins.list(iterable)
+    if key is not None or not _any_symbolic(items):
+        return builtins.sorted(items, key=key, reverse=reverse)
+    items = [rt.convert_to_tensor(x) for x in items]
+    for x in items:
+        if x.shape.num_elements() != 1:
+            raise TypeError(f"sorted() of tensors known only when the graph runs sorts "
+                            f"scalars; {getattr(x, 'name', x)} has shape {x.shape}")
+    for end in builtins.range(len(items) - 1, 0, -1):          # bubble the largest up
+        for i in builtins.range(end):
+            items[i], items[i + 1] = rt.minimum(items[i], items[i + 1]), \
+                rt.maximum(items[i], items[i + 1])
+    return items[::-1] if reverse else items
+
+
+def _truth_builtin(builtin, combine, reduce):
+    """`any` / `all`: Python's, stopping at the first deciding Python value; items that are
+    symbolic tensors (a generator of comparisons of a tensor's elements) are combined in
+    the graph, a symbolic tensor as the iterable is reduced."""
+    decides = builtin is builtins.any
+
+    def fn(iterable):
+        if isinstance(iterable, TensorList):
+            iterable = iterable.stack()
+        if is_symbolic(iterable) and rt.convert_to_tensor(iterable).shape.rank == 1:
+            return reduce(rt.cast(iterable, rt.bool))
+        pending = []
+        for item in iterable:
+            if is_symbolic(item):
+                pending.append(_scalar_truth(item, builtin))
+            elif builtins.bool(item) is decides:
+                return decides
+        return functools.reduce(combine, pending) if pending else not decides
+    fn.__name__ = builtin.__name__ + "_"
+    return fn
+
+
+def _scalar_truth(item, builtin):
+    item = rt.convert_to_tensor(item)
+    if item.shape.num_elements() not in (1, None):
+        raise ValueError(f"{builtin.__name__}(): the truth value of the tensor {item.name} "
+                         f"of shape {item.shape} is ambiguous (Python reads each item as "
+                         f"a bool): use rt.reduce_any or rt.reduce_all")
+    return rt.reshape(rt.cast(item, rt.bool), [])
+
+
 min_ = _reduce_builtin(builtins.min, rt.reduce_min, rt.minimum)
 max_ = _reduce_builtin(builtins.max, rt.reduce_max, rt.maximum)
+any_ = _truth_builtin(builtins.any, rt.logical_or, rt.reduce_any)
+all_ = _truth_builtin(builtins.all, rt.logical_and, rt.reduce_all)
 
 
 def sum_(iterable, start=0):
@@ -265,7 +368,10 @@ class TensorRange(TensorIterable):
         if type(self.start) is int and self.start == 0 and type(self.step) is int \
                 and self.step == 1:
             return i        # the counter itself: weak like the Python int it stands for
-        return self.start + i * self.step
+        value = self.start + i * self.step
+        if isinstance(value, SymbolicTensor):
+            value.weak = "i"                # range yields Python ints, whatever its bounds
+        return value
 
     def __iter__(self):
         if self.is_symbolic():
@@ -388,5 +494,7 @@ BUILTIN_OVERRIDES = {
     builtins.print: print_, builtins.len: len_, builtins.range: range_,
     builtins.enumerate: enumerate_, builtins.zip: zip_, builtins.abs: abs_,
     builtins.int: int_, builtins.float: float_, builtins.min: min_, builtins.max: max_,
-    builtins.sum: sum_,
+    builtins.sum: sum_, builtins.any: any_, builtins.all: all_, builtins.str: str_,
+    builtins.repr: repr_, builtins.format: format_, builtins.sorted: sorted_,
 }
+STR_METHOD_OVERRIDES = {"format": str_format, "join": str_join}   # "{}".format(x), ", ".join(l)

@@ -38,6 +38,20 @@ class FormattedString(str):
     def __reduce__(self):                 # copies and pickles are plain strings
         return (str, (str(self),))
 
+    def __add__(self, other):             # "loss: " + str(x), f"{x}" + " units"
+        if not isinstance(other, str):
+            return NotImplemented
+        return FormattedString(self.parts + _parts_of(other))
+
+    def __radd__(self, other):
+        if not isinstance(other, str):
+            return NotImplemented
+        return FormattedString(_parts_of(other) + self.parts)
+
+
+def _parts_of(string):
+    return string.parts if isinstance(string, FormattedString) else (string,)
+
 
 def format_parts(parts, tracing=False):
     """The text of f-string parts (see FormattedString), as Python formats them. While
@@ -80,7 +94,8 @@ def _split_tensors(values):
     def formatted(string):          # its tensors (in values and specs) made slots
         return FormattedTemplate(tuple(
             part if isinstance(part, str) else
-            (slot(part[0]) if isinstance(part[0], (Tensor, Variable)) else part[0], part[1],
+            (slot(part[0]) if isinstance(part[0], (Tensor, Variable)) else
+             formatted(part[0]) if isinstance(part[0], FormattedString) else part[0], part[1],
              formatted(part[2]) if isinstance(part[2], FormattedString) else part[2])
             for part in string.parts))
 
@@ -168,7 +183,8 @@ def _fill(template, arrays):
     def text(formatted):
         return format_parts([
             part if isinstance(part, str) else
-            (value(part[0]) if isinstance(part[0], TemplateSlot) else part[0], part[1],
+            (value(part[0]) if isinstance(part[0], TemplateSlot) else
+             text(part[0]) if isinstance(part[0], FormattedTemplate) else part[0], part[1],
              text(part[2]) if isinstance(part[2], FormattedTemplate) else part[2])
             for part in formatted.parts])
 

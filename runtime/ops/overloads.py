@@ -76,10 +76,34 @@ def _matmul(x, y):
     return math_ops.matmul(x, y)
 
 
+def _divmod(x, y):
+    """`divmod(x, y)`: (x // y, x % y), as numpy's divmod gives."""
+    return math_ops.floordiv(x, y), math_ops.mod(x, y)
+
+
+def _round(self, ndigits=None):
+    """`round(t)` / `round(t, n)`: half to even, as Python and numpy round; the tensor's
+    dtype is kept (numpy arrays do the same)."""
+    x = math_ops.convert_to_tensor(self)
+    if x.dtype.is_integer or x.dtype.is_bool:
+        return x if ndigits is None or ndigits >= 0 else _round_integer(x, ndigits)
+    if not ndigits:
+        return math_ops.round(x)
+    scale = 10.0 ** ndigits
+    return math_ops.round(x * scale) / scale
+
+
+def _round_integer(x, ndigits):
+    scale = 10 ** -ndigits
+    return math_ops.cast(math_ops.round(math_ops.cast(x, dtypes.float64) / scale) * scale,
+                         x.dtype)
+
+
 _OPERATORS = {
     "add": math_ops.add, "sub": math_ops.subtract, "mul": math_ops.multiply,
     "truediv": math_ops.divide, "floordiv": math_ops.floordiv, "mod": math_ops.mod,
     "pow": math_ops.pow, "matmul": _matmul, "and": _and, "or": _or, "xor": _xor,
+    "divmod": _divmod,
 }
 
 
@@ -96,6 +120,7 @@ def _install(cls):
     cls.__neg__ = lambda self: math_ops.negative(self)
     cls.__pos__ = lambda self: self
     cls.__abs__ = lambda self: math_ops.abs(self)
+    cls.__round__ = _round
     cls.__invert__ = _invert
     cls.__getitem__ = array_ops.getitem
     cls.__hash__ = object.__hash__

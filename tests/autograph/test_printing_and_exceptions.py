@@ -585,15 +585,8 @@ def concatenated(x):
     return x
 
 
-def test_an_fstring_used_as_a_string_shows_the_tensors_text_while_tracing():
-    check(concatenated, 2.5, tensors=False)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        ag.convert(concatenated)(rt.constant(2.5))
-    lines = out.getvalue().splitlines()
-    assert len(lines) == 2
-    assert lines[0].startswith("loss: Tensor(") and "2.5" not in lines[0], lines
-    assert lines[1].count("Tensor(") == 2, lines
+def test_strings_joined_from_fstrings_print_the_graphs_values(tensors):
+    check(concatenated, 2.5, tensors=tensors)
 
 
 def percent_of_a_variable_format(x):
@@ -1065,27 +1058,12 @@ def fstring_of_a_list_grown_in_a_loop(n):
     return n
 
 
-FORMATTED_STRING_AS_A_VALUE = (
-    "autograph/operators/py_builtins.py _formatted: an f-string whose value is another "
-    "f-string of tensors (a FormattedString) is not seen as symbolic (_any_symbolic checks "
-    "is_symbolic only), so f'<{s}>' and f\"{f'{x:.1f}':>8}\" are formatted while tracing "
-    "and print 'Tensor(\"x:0\", shape=(), dtype=float32)'; logging_ops already nests a "
-    "FormattedString as a format *spec* (f'{x:{w}.{p}f}' works), not as a value")
-
-
 @arg_sets((1.5,),)
 def fstring_of_an_fstring(x):
     s = f"{x:.2f}"
     print(f"<{s}>")
     print(f"{f'{x:.1f}':>8}|")
     return x
-
-
-FORMAT_BUILTIN = (
-    "autograph/conversion.py converted_call does not redirect the format() builtin as it does "
-    "f-strings (py_builtins.fstring): format(x, '.2f') of a symbolic tensor calls "
-    "SymbolicTensor.__format__ while tracing and raises TypeError 'unsupported format string "
-    "passed to SymbolicTensor.__format__' (f'{x:.2f}' is the same call and works)")
 
 
 @arg_sets((1.5,),)
@@ -1308,13 +1286,6 @@ def factorial(n):
     return n
 
 
-LEN_OF_A_TENSOR_LIST_IS_STRONG = (
-    "autograph/operators/py_builtins.py len_ returns TensorList.length(), a strong int32 "
-    "tensor, where Python gives an int: it is not weak (SymbolicTensor.weak) as a loop "
-    "counter is, so print([len(l)]) shows '[<rt.Tensor: shape=(), dtype=int32, numpy=3>]' "
-    "instead of '[3]'")
-
-
 @arg_sets((4,), (0,))
 def len_of_a_list_grown_in_a_loop(n):
     sizes = []
@@ -1371,8 +1342,8 @@ def print_then_a_helper_raises(x):
               tensors=True),
     known_bug(fstring_of_a_list_grown_in_a_loop, TENSOR_LIST_IN_FORMATTED_STRINGS,
               tensors=True),
-    known_bug(fstring_of_an_fstring, FORMATTED_STRING_AS_A_VALUE, tensors=True),
-    known_bug(format_builtin, FORMAT_BUILTIN, tensors=True),
+    fstring_of_an_fstring,
+    format_builtin,
     known_bug(percent_star_width, STAR_WIDTH, tensors=True),
     print_returns_none,                 # fixed; was a known bug (PRINT_RETURNS_AN_OP)
     known_bug(while_test_that_prints, WHILE_TEST_PRINTS_TWICE, tensors=True),
@@ -1382,7 +1353,7 @@ def print_then_a_helper_raises(x):
     known_bug(assert_message_with_a_side_effect, ASSERT_MESSAGE_RUNS_WHEN_PASSING,
               tensors=True),
     known_bug(factorial, WEAK_INT_OVERFLOW, tensors=True),
-    known_bug(len_of_a_list_grown_in_a_loop, LEN_OF_A_TENSOR_LIST_IS_STRONG, tensors=True),
+    len_of_a_list_grown_in_a_loop,
     appending_len_over_two,             # len(l) / 2 is float32, the dtype the list was typed
     counter_times_a_float_in_a_list,
     int_accumulator_adding_halves))

@@ -182,3 +182,22 @@ def f(x):
 def test_frame_builtins_where_the_user_has_an_ag__():
     from source_files import load
     assert_equivalent(load(LOCALS_WITH_AG__), 3, tensors=False)
+
+
+def stops_at_a_breakpoint(x):
+    y = x + 1
+    breakpoint()
+    return y * 2
+
+
+@pytest.mark.parametrize("tensors", [False, True], ids=["python", "tensors"])
+def test_breakpoint_stops_in_the_users_function(monkeypatch, tensors):
+    seen = []
+    monkeypatch.setattr(sys, "breakpointhook", lambda: seen.append(sys._getframe(1)))
+    import runtime as rt
+    f = ag.convert(stops_at_a_breakpoint)
+    result = f(rt.constant(3) if tensors else 3)
+    assert int(result) == 8 and len(seen) == 1
+    frame = seen[0]             # where pdb.set_trace() would stop: the user's variables
+    assert frame.f_code.co_name.endswith("stops_at_a_breakpoint")
+    assert set(frame.f_locals) >= {"x", "y"}
