@@ -9,6 +9,7 @@ import numpy as np
 
 import autograph as ag
 import runtime as rt
+from runtime import compiled
 from harness import Report, executor_variants, main, medians, optional, peak_bytes
 
 STEPS, SIZE = 300, 1 << 14
@@ -65,6 +66,9 @@ def measure(quick=False):
     memory = Report(f"gradient of a {STEPS}-step loop over {SIZE // 1024}K floats: peak memory",
                     "graph <= 1.1x numpy", unit="bytes")
     memory.add("graph (fast executor)", peak_bytes(lambda: loop_gradients(*args)))
+    if compiled.available():
+        with rt.config.options(executor="compiled", compile_policy="always"):
+            memory.add("graph (compiled tier)", peak_bytes(lambda: loop_gradients(*args)))
     memory.add("numpy", peak_bytes(lambda: loop_gradients_numpy(x, w)))
     memory.notes.append(f"one vector: {SIZE * 4 / 2**20:.3f} MB; numpy keeps two per step: "
                         f"{2 * STEPS * SIZE * 4 / 2**20:.1f} MB")

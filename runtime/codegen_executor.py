@@ -164,6 +164,7 @@ class _Compiler:
         self.quiet_outside = False      # a quiet op emitted outside any region's fallback
         self.user_code = False
         self.wanted = {}                # tensor -> the local it must be bound to
+        self.slots = {}                 # tensor -> the source of the array to compute it into
         self.arrays = set()             # locals of rank-0 values that hold 0-d arrays
         self.placed = devices.placing   # ops may be on devices other than cpu:0
 
@@ -383,7 +384,8 @@ class _Compiler:
         read_after.update(graph.outputs)
         outputs = list(run[0].outputs) if loop else [t for t in produced if t in read_after]
         outputs.sort(key=lambda t: (run.index(t.op), t.index))
-        lowered = lowering.lower_region(graph, run, inputs, outputs, loop)
+        into = [] if loop else [t for t in outputs if t in self.slots]
+        lowered = lowering.lower_region(graph, run, inputs, outputs, loop, into)
         first = run[0].original or run[0]
         where = f" at {first.origin.short()}" if first.origin is not None else ""
         stacks = run[0].attrs.get("stacks") if loop else None
@@ -395,7 +397,8 @@ class _Compiler:
                 else self.ref(env, t, True) for t in inputs]
         inits = [self.ref(env, t, True) for t in run[0].inputs[:n]]
         v = self.fresh("v")
-        self.emit(indent, f"{v} = {r}.run({', '.join(inits + args)})", run[0])
+        slots = [self.slots[t] for t in into]
+        self.emit(indent, f"{v} = {r}.run({', '.join(inits + args + slots)})", run[0])
         self.emit(indent, f"if {v} is None:", run[0])
         if self.quiet and _holds_quiet(run):
             self.emit(indent + 1, "if _quiet is None:")
@@ -463,7 +466,8 @@ class _Compiler:
         if kind == "no_op":
             return
         inline = getattr(self, f"inline_{kind}", None)
-        if inline is not None and known_op(op) and "stacks" not in op.attrs:
+        if inline is not None and known_op(op) and (
+                "stacks" not in op.attrs or not self.placed or devices.resolve(op.device).is_host):
             return inline(op, env, indent, mine)
         if op.notes and op.notes.get("async"):
             out = op.outputs[0]
@@ -532,7 +536,9 @@ class _Compiler:
         if d.ufunc is None:
             return None
         donor = op.notes.get("reuse") if op.notes else None
-        if donor is not None:
+        if op.outputs[0] in self.slots:
+            args.append(f"out={self.slots[op.outputs[0]]}")
+        elif donor is not None:
             args.append(f"out={env[donor]}")      # (by position is deprecated in numpy 2.4)
         return f"{self.glob(d.ufunc, '_np_' + d.ufunc.__name__)}({', '.join(args)})"
 
@@ -588,10 +594,12 @@ class _Compiler:
         inits = [self.ref(env, t, True) for t in op.inputs[:n]]
         if n:
             comma = "," if n == 1 else ""
-            self.emit(indent, f"{', '.join(names)}{comma} = {', '.join(inits)}{comma}", op)
+            self.emit(indent, f"{', '.join(names[:n])}{comma} = {', '.join(inits)}{comma}", op)
         rows = {j: self.fresh(f"rows_{names[j]}") for j in grows}
         for j, r in rows.items():
             self.emit(indent, f"{r} = []")
+        stacks = self.collections(op, indent)
+        owners = self.lend(op, stacks[2:])
         guard, i = self.fresh("guard"), self.fresh("i")
         if switch is not None:
             region, v, args = switch
@@ -605,7 +613,7 @@ class _Compiler:
             bound = (self.ref(env, op.inputs[-1], True) if limit == "input"
                      else repr(int(limit)))
             self.emit(indent, f"for {i} in range(int({bound})):", op)
-        loop_vars = names
+        loop_vars = names[:n]
         test, = self.block(cond_g, self.sub_env(op, env, cond_g, cond_pairs, loop_vars),
                            indent + 1)
         self.emit(indent + 1, f"if not {test}:", op)
@@ -629,6 +637,10 @@ class _Compiler:
                           f"{r}.append({self.numpy_scalar(e, item)})")
         results = self.block(body_g, self.sub_env(op, env, body_g, body_pairs, loop_vars),
                              indent + 1, skip=skip)
+        if stacks:
+            for k, stack in enumerate(stacks[2:]):
+                self.emit(indent + 1, f"{stack}.append({results[n + k]})", op)
+            self.emit(indent + 1, f"{stacks[1]} = {i} + 1")
         keep = [j for j in range(n) if j not in grows]
         if keep:
             lhs = ", ".join(names[j] for j in keep)
@@ -638,6 +650,54 @@ class _Compiler:
         for j, r in rows.items():       # (a failure here is the append's: its concat's)
             self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", grows[j][0])
             self.emit(indent, f"del {r}")
+        for j, stack in owners.items():
+            self.emit(indent, f"{names[j]} = {stack}.own({names[j]})")
+        if stacks:
+            self.emit(indent, f"{', '.join(names[n:])}, = {stacks[0]}("
+                              f"{n}, [{', '.join(stacks[2:])}], {stacks[1]})", op)
+            self.emit(indent, f"del {', '.join(stacks[1:])}")
+            self.arrays.add(names[n])       # the trip count: a 0-d array
+
+    def lend(self, op, stacks):
+        """Have the body of collecting loop `op` compute the values its collections take
+        into them (`_Collection.slot`), where an elementwise or fused op of the body makes
+        them (over a static shape). {loop variable: the collection to `own` its final
+        value} for loop variables whose next value is one of those."""
+        body, n = op.attrs["body_graph"], op.attrs["n_vars"]
+        owners = {}
+        for t, stack in zip(body.outputs[n:], stacks):
+            if t in self.slots or not self.lendable(t, body):
+                continue
+            dtype = self.glob(t.dtype.np, "dt_" + t.dtype.np.name)
+            self.slots[t] = f"{stack}.slot({dtype}, {tuple(t.shape.dims)})"
+            if t.op.type == "fused":
+                self.slots[t.op.attrs["body"].outputs[0]] = self.slots[t]
+            owners.update((j, stack) for j in range(n) if body.outputs[j] is t)
+        return owners
+
+    def lendable(self, t, body):
+        """Can `t`, made by an op of `body`, be computed into an array given (`lend`)?"""
+        op = t.op
+        return (op.graph is body and (op.type == "fused" or op.opdef.elementwise)
+                and len(op.outputs) == 1 and t.shape.rank and t.shape.is_fully_defined()
+                and t.dtype.np.kind in "biufc" and self.on_host(t))
+
+    def collections(self, op, indent):
+        """For while `op` collecting body values for its gradient: emit its collections
+        and trip count; [the name of the function giving its outputs after its loop
+        variables from (n_vars, collections, trips), the trip count's, each collection's]."""
+        count = op.attrs.get("stacks")
+        if count is None:
+            return []
+        from .control_flow import collected_outputs, loop_collections
+        body = op.attrs["body_graph"]
+        start = self.glob(functools.partial(loop_collections, np, body), "collections")
+        done = self.glob(functools.partial(collected_outputs, np, body), "collected")
+        trips = self.fresh("trips")
+        stacks = [self.fresh(f"stack_{k}") for k in range(count)]
+        self.emit(indent, f"{', '.join(stacks)}, = {start}({count})", op)
+        self.emit(indent, f"{trips} = 0")
+        return [done, trips] + stacks
 
 
 def _holds_quiet(ops):

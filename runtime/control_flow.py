@@ -329,7 +329,7 @@ def _while_kernel(xp, *args, n_vars, cond_graph, body_graph, cond_map, body_map,
         limit = maximum_iterations
     cond_caps = [rest[i] for i in cond_map]
     body_caps = [rest[i] for i in body_map]
-    stacked = _collections(xp, body_graph, stacks or 0)
+    stacked = loop_collections(xp, body_graph, stacks or 0)
     guard = config.get_loop_iteration_limit()
     i = 0
     while limit is None or i < limit:
@@ -344,9 +344,7 @@ def _while_kernel(xp, *args, n_vars, cond_graph, body_graph, cond_map, body_map,
         i += 1
     if stacks is None:
         return values
-    _remember_sizes(body_graph, stacked)
-    return values + [xp.asarray(i, dtype=xp.int32)] + [
-        part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in stack.pack(t)]
+    return values + collected_outputs(xp, body_graph, n_vars, stacked, i)
 
 
 def _while_infer(inputs, n_vars, cond_graph, body_graph, stacks=None, **_):
@@ -712,15 +710,26 @@ class _Collection:
     then their concatenation. The buffer starts at the size the loop's last run needed
     (`hint`) and grows by a quarter when that is too little (numpy's realloc may copy it);
     `pack(t)` trims it and gives (values, index rows [offset, *shape]). Arrays of another
-    device are kept as a list and joined there by `pack` (`xp`, the loop's namespace)."""
+    device are kept as a list and joined there by `pack` (`xp`, the loop's namespace).
 
-    __slots__ = ("buffer", "size", "rows", "arrays", "hint", "xp")
+    A value may be computed into the buffer in the first place: `slot` lends the part of
+    the buffer the next value appended will occupy, and appending that very array then
+    copies nothing. (A value lent and kept beyond the loop, as its final loop variable,
+    is copied out by `own`, so that it does not hold the buffer.)"""
+
+    __slots__ = ("buffer", "size", "rows", "arrays", "hint", "xp", "lent", "lenders")
 
     def __init__(self, xp, hint=0):
         self.buffer, self.size, self.rows, self.hint, self.xp = None, 0, [], hint, xp
         self.arrays = None            # values of other kinds (strings): joined at the end
+        self.lent = {}                # offset -> the view lent there, not appended yet
+        self.lenders = set()          # ids of the buffers views were lent from
 
     def append(self, value):
+        if self.lent and self.lent.pop(self.size, None) is value:
+            self.rows.append((self.size,) + value.shape)
+            self.size += value.size
+            return
         if self.xp is not np:
             self.rows.append((self.size,) + tuple(value.shape))
             if self.arrays is None:
@@ -736,8 +745,7 @@ class _Collection:
             if self.buffer is None:
                 self.buffer = np.empty(max(end, self.hint, 1), value.dtype)
             elif end > self.buffer.size:
-                self.buffer.resize(end + max(self.buffer.size >> 2, value.size),
-                                   refcheck=False)
+                self._grow(end, value.size)
             self.buffer[self.size:end] = value.ravel()
             self.size = end
             return
@@ -745,6 +753,40 @@ class _Collection:
             self.arrays = [] if self.buffer is None else [self.buffer[:self.size]]
         self.arrays.append(value.ravel())
         self.size += value.size
+
+    def _grow(self, end, step):
+        size = end + max(self.buffer.size >> 2, step)
+        if id(self.buffer) not in self.lenders:
+            self.buffer.resize(size, refcheck=False)
+            return
+        buffer = np.empty(size, self.buffer.dtype)      # (views lent keep the old one)
+        buffer[:self.size] = self.buffer[:self.size]
+        self.buffer = buffer
+        self.lent.clear()
+
+    def slot(self, dtype, shape):
+        """An array of `shape` and `dtype` to compute a value into: the part of the buffer
+        the next value appended will occupy, or a new array."""
+        if self.xp is not np or self.arrays is not None or (
+                self.buffer is not None and self.buffer.dtype != dtype):
+            return np.empty(shape, dtype)
+        start = self.size
+        end = start + math.prod(shape)
+        if self.buffer is None:
+            self.buffer = np.empty(max(end, self.hint, 1), dtype)
+        elif end > self.buffer.size:
+            self._grow(end, end - self.size)
+        self.lenders.add(id(self.buffer))
+        view = self.lent[start] = self.buffer[start:end].reshape(shape)
+        return view
+
+    def own(self, value):
+        """`value`, copied if it is a view of a buffer this collection lent from (or of an
+        array at the address of one that died since: an id is all this keeps)."""
+        base = getattr(value, "base", None)
+        if base is not None and id(base) in self.lenders:
+            return value.copy()
+        return value
 
     def pack(self, t):
         xp, rank = self.xp, t.shape.rank or 0
@@ -756,19 +798,23 @@ class _Collection:
             return xp.concat(self.arrays), xp.asarray(index, copy=True)
         if self.arrays is not None:
             return np.concatenate(self.arrays), index
-        self.buffer.resize(self.size, refcheck=False)
+        self.buffer.resize(self.size, refcheck=False)    # (views lent are dead by now)
         return self.buffer, index
 
 
-def _collections(xp, body_graph, count):
+def loop_collections(xp, body_graph, count):
     """Empty collections for a run of the loop with body `body_graph`, sized as the last
     run's were (kept with the graph's compiled forms, dropped when it changes)."""
     hints = body_graph._plans.get("collection sizes") or ()
     return [_Collection(xp, hints[k] if k < len(hints) else 0) for k in range(count)]
 
 
-def _remember_sizes(body_graph, collections):
-    body_graph._plans["collection sizes"] = [c.size for c in collections]
+def collected_outputs(xp, body_graph, n_vars, stacked, trips):
+    """The outputs a collecting loop gives after its loop variables: its trip count, then
+    each collection's (values, index); the sizes are remembered for the next run."""
+    body_graph._plans["collection sizes"] = [c.size for c in stacked]
+    return [xp.asarray(trips, dtype=xp.int32)] + [
+        part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in stack.pack(t)]
 
 
 def _stack_get_kernel(xp, values, index, i, shape):

@@ -150,6 +150,28 @@ def _simd_limit(op):
     return simd or None
 
 
+def _loop_shape(op):
+    """The static shape of the element loop computing `op` (an elementwise or fused op over
+    arrays of a known shape), or None."""
+    if not (op.opdef.elementwise or op.type == "fused") or not op.outputs:
+        return None
+    dims = op.outputs[0].shape.dims
+    if not dims or any(d is None for d in dims):
+        return None
+    return tuple(dims)
+
+
+def _element_item(op):
+    """(op, members computed per element, operands, {operand: the tensor feeding it}, the
+    member result that is op's) of elementwise or fused `op` in an element loop (a fused
+    op's members: its body's ops)."""
+    if op.type != "fused":
+        return op, [op], list(op.inputs), {}, op.outputs[0]
+    (body, pairs), = subgraph_feeds(op)
+    return (op, body.ops, list(body.inputs), {t: op.inputs[i] for t, i in pairs},
+            body.outputs[0])
+
+
 class _Probe:
     """A stand-in for the lowerer's operand sources: asks `lower` whether it lowers."""
 
@@ -181,13 +203,15 @@ class RegionSource:
         self.faults = faults        # fault code -> op
 
 
-def lower_region(graph, ops, inputs, outputs, loop=False):
+def lower_region(graph, ops, inputs, outputs, loop=False, into=()):
     """The RegionSource computing `outputs` from `inputs` by `ops` (a run of a block).
 
     A loop region (`ops` one while op) takes (_start, _guard, *loop state, *inputs);
-    others (_guard, *inputs); `_guard` is the loop iteration limit (-1: none).
+    others (_guard, *inputs, *into); `_guard` is the loop iteration limit (-1: none).
+    `into`: outputs computed into arrays the caller passes (of their shapes and dtypes),
+    where an element loop makes them (else the region returns arrays of its own).
     """
-    return _Lowerer(graph).region(ops, inputs, outputs, loop)
+    return _Lowerer(graph).region(ops, inputs, outputs, loop, into)
 
 
 class _Lowerer(_Compiler):
@@ -198,6 +222,7 @@ class _Lowerer(_Compiler):
         self.faults = []
         self.params = {}            # tensor -> parameter (array constants of sub-graphs too)
         self.hints = None           # a collecting loop region's parameters: sizes to start at
+        self.into = {}              # output -> the parameter holding the array to write
 
     def fault(self, op):
         self.faults.append(op)
@@ -227,13 +252,15 @@ class _Lowerer(_Compiler):
         return name
 
     # -- the function ---------------------------------------------------------------------
-    def region(self, ops, inputs, outputs, loop):
+    def region(self, ops, inputs, outputs, loop, into):
         env = {}
         params = []
         for t in inputs:
             env[t] = self.fresh("a_" + t.op.name)
             params.append(env[t])
         self.params = dict(env)
+        self.into = {t: self.fresh("o_" + t.op.name) for t in into}
+        params += self.into.values()
         head = ["_start", "_guard"] if loop else ["_guard"]
         state = []
         if loop:
@@ -252,8 +279,7 @@ class _Lowerer(_Compiler):
         if loop:
             self.inline_while(ops[0], env, 1, start="_start", state=state)
         else:
-            for op in ops:
-                self.op(op, env, 1)
+            self.ops(ops, env, 1, set(outputs))
         results = [env[t] for t in outputs]
         self.emit(1, f"return ({', '.join(results)}{',' if results else ''})")
         source = "\n".join(self.lines) + "\n"
@@ -262,13 +288,56 @@ class _Lowerer(_Compiler):
     def block(self, graph, env, indent, top=False, skip=None, appends=None):
         """Emit `graph`'s ops; `skip`: ops emitted otherwise ({op: None}, or a list's
         concat {op: (j, item)}, emitted as `appends(j, item, env)`)."""
-        for op in graph.ops:
-            if skip and op in skip:
-                if skip[op] is not None:
-                    appends(*skip[op], env)
-                continue
-            self.op(op, env, indent)
+        self.ops(graph.ops, env, indent, set(graph.outputs), skip, appends)
         return [env[t] for t in graph.outputs]
+
+    def ops(self, ops, env, indent, kept, skip=None, appends=None):
+        """Emit `ops`, but elementwise ops over arrays of one static shape (and fused ops)
+        as one loop: the ops reading its results wait until it is emitted, the others
+        (pure, as lowered ops are) go first; arrays are made for the results read by
+        others or `kept`."""
+        readers = {}
+        for op in ops:
+            for t in op.inputs:
+                readers.setdefault(t, set()).add(op)
+        group, waiting, shape = [], [], None
+        grouped, held = set(), set()        # the outputs of each
+        for op in ops:
+            loop_shape = _loop_shape(op)
+            if loop_shape is not None and (loop_shape != shape or any(
+                    t in held for t in op.inputs)):
+                self.merged_loop(group, waiting, env, indent, readers, kept, skip, appends)
+                group, waiting = [], []
+                grouped.clear()
+                held.clear()
+            if loop_shape is not None:
+                group.append(op)
+                grouped.update(op.outputs)
+                shape = loop_shape
+            elif any(t in grouped or t in held for t in op.inputs):
+                waiting.append(op)
+                held.update(op.outputs)
+            else:
+                self.emit_op(op, env, indent, skip, appends)
+        self.merged_loop(group, waiting, env, indent, readers, kept, skip, appends)
+
+    def emit_op(self, op, env, indent, skip, appends):
+        if skip and op in skip:
+            if skip[op] is not None:
+                appends(*skip[op], env)
+        else:
+            self.op(op, env, indent)
+
+    def merged_loop(self, group, waiting, env, indent, readers, kept, skip, appends):
+        """One element loop computing the ops of `group`, then the ops `waiting` for it
+        (see `ops`)."""
+        members = set(group)
+        keep = {op.outputs[0] for op in group
+                if op.outputs[0] in kept or readers.get(op.outputs[0], set()) - members}
+        if group:
+            self.element_loop([_element_item(op) for op in group], env, indent, keep)
+        for op in waiting:
+            self.emit_op(op, env, indent, skip, appends)
 
     def op(self, op, env, indent):
         kind = op.type
@@ -293,7 +362,7 @@ class _Lowerer(_Compiler):
                 env[op.outputs[0]] = self.assign(indent, op.outputs[0],
                                                  self.element(op, env, indent), op)
             else:
-                self.element_loop(op, [op], op.inputs, op.outputs[0], env, indent)
+                self.element_loop([_element_item(op)], env, indent, {op.outputs[0]})
             return
         if op.opdef.lower is None:
             raise ValueError(f"internal: {op.type} has no lowering")
@@ -453,25 +522,25 @@ class _Lowerer(_Compiler):
                     self.op(member, inner, indent)
             env[out] = inner[body.outputs[0]]
             return
-        feeds = {t: op.inputs[i] for t, i in pairs}
-        self.element_loop(op, body.ops, list(body.inputs), body.outputs[0], env, indent,
-                          feeds=feeds)
-        env[out] = env[body.outputs[0]]
+        self.element_loop([_element_item(op)], env, indent, {out})
 
-    def element_loop(self, op, members, operands, root, env, indent, feeds=None):
-        """One loop over the broadcast shape of `operands`, computing `members` per element
-        (each element read once, each member a local), writing `root`'s array."""
+    def element_loop(self, items, env, indent, keep):
+        """One loop over the shape of the items' results (`_element_item`s, one shape),
+        computing each item's members per element (each operand element read once, each
+        member a local), writing the arrays of the results in `keep`."""
+        op = items[0][0]
         out = op.outputs[0]
         rank = out.shape.rank
-        outer = {t: (feeds[t] if feeds else t) for t in operands}
+        produced = {item[0].outputs[0] for item in items}
+        outer = list(dict.fromkeys(feeds.get(t, t) for _, _, operands, feeds, _ in items
+                                   for t in operands if feeds.get(t, t) not in produced))
         dims = []
         for k in range(rank):
             static = out.shape.dims[k]
             n = self.fresh(f"n{k}")
             dims.append(n)
             sources = []
-            for t in operands:
-                src = outer[t]
+            for src in outer:
                 j = k - (rank - src.shape.rank)
                 if j >= 0 and src.shape.dims[j] != 1:
                     sources.append(f"{env[src]}.shape[{j}]")
@@ -483,55 +552,68 @@ class _Lowerer(_Compiler):
                 self.emit(indent, f"{n} = _bdim({n}, {s})", op)
             self.emit(indent, f"if {n} < 0:", op)
             self.emit(indent + 1, self.fault(op), op)
-        result = self.fresh(out.op.name)
         shape = ", ".join(dims) + ("," if rank == 1 else "")
-        self.emit(indent, f"{result} = np.empty(({shape}), {dtype_source(out.dtype.np)})", op)
+        results = {}
+        for item_op, *_ in items:
+            t = item_op.outputs[0]
+            if t in keep:
+                results[t] = self.fresh(t.op.name)
+                self.emit(indent, f"{results[t]} = " + (self.into.get(t) or (
+                    f"np.empty(({shape}), {dtype_source(t.dtype.np)})")), item_op)
         index = [self.fresh(f"i{k}") for k in range(rank)]
-        reads = {}
-        for t in operands:
-            src = outer[t]
-            if src.shape.rank == 0:
-                reads[t] = env[src]
-                continue
-            parts = []
-            for j in range(src.shape.rank):
-                k = j + rank - src.shape.rank
-                d = src.shape.dims[j]
-                if d == 1:
-                    parts.append("0")
-                elif d is not None and d == out.shape.dims[k]:
-                    parts.append(index[k])
-                else:
-                    flag = self.fresh(f"b_{k}")
-                    self.emit(indent, f"{flag} = 0 if {env[src]}.shape[{j}] == 1 else 1")
-                    if src.shape.dims[j] is None:
-                        self.emit(indent, f"if {flag} and {env[src]}.shape[{j}] != {dims[k]}:",
-                                  op)
-                        self.emit(indent + 1, self.fault(op), op)
-                    parts.append(f"{index[k]} * {flag}")
-            reads[t] = (env[src], parts)
+        reads = {src: self.operand_read(op, src, out, dims, index, env, indent)
+                 for src in outer}
         for k in range(rank):
             self.emit(indent + k, f"for {index[k]} in range({dims[k]}):")
         inner_indent = indent + rank
         inner = {}
-        for t, read in reads.items():
+        for src, read in reads.items():
             if isinstance(read, str):
-                inner[t] = read
+                inner[src] = read
             else:
                 array, parts = read
-                inner[t] = self.fresh("e")
-                self.emit(inner_indent, f"{inner[t]} = {array}[{', '.join(parts)}]")
-        for member in members:
-            if member.type in _STRUCTURE:
-                if member.type == "const":
-                    self.op(member, inner, inner_indent)
-                continue
-            inner[member.outputs[0]] = self.assign_element(
-                inner_indent, member.outputs[0], self.element(member, inner, inner_indent),
-                member)
-        self.emit(inner_indent, f"{result}[{', '.join(index)}] = {inner[root]}")
-        env[root] = result
-        env[out] = result
+                inner[src] = self.fresh("e")
+                self.emit(inner_indent, f"{inner[src]} = {array}[{', '.join(parts)}]")
+        for item_op, members, operands, feeds, root in items:
+            for t in operands:
+                inner[t] = inner[feeds.get(t, t)]
+            for member in members:
+                if member.type in _STRUCTURE:
+                    if member.type == "const":
+                        self.op(member, inner, inner_indent)
+                    continue
+                inner[member.outputs[0]] = self.assign_element(
+                    inner_indent, member.outputs[0],
+                    self.element(member, inner, inner_indent), member)
+            t = item_op.outputs[0]
+            inner[t] = inner[root]
+            if t in results:
+                self.emit(inner_indent, f"{results[t]}[{', '.join(index)}] = {inner[t]}")
+        env.update(results)
+
+    def operand_read(self, op, src, out, dims, index, env, indent):
+        """How an element loop over `out`'s shape (sizes `dims`, indices `index`) reads
+        operand `src`: a scalar's source, or (its array, an index source per axis)."""
+        if src.shape.rank == 0:
+            return env[src]
+        rank = out.shape.rank
+        parts = []
+        for j in range(src.shape.rank):
+            k = j + rank - src.shape.rank
+            d = src.shape.dims[j]
+            if d == 1:
+                parts.append("0")
+            elif d is not None and d == out.shape.dims[k]:
+                parts.append(index[k])
+            else:
+                flag = self.fresh(f"b_{k}")
+                self.emit(indent, f"{flag} = 0 if {env[src]}.shape[{j}] == 1 else 1")
+                if src.shape.dims[j] is None:
+                    self.emit(indent, f"if {flag} and {env[src]}.shape[{j}] != {dims[k]}:",
+                              op)
+                    self.emit(indent + 1, self.fault(op), op)
+                parts.append(f"{index[k]} * {flag}")
+        return env[src], parts
 
     # -- reductions ---------------------------------------------------------------------------
     _COMBINE = {"sum": "{acc} + {x}", "max": "_maximum({acc}, {x})",

@@ -98,8 +98,14 @@ def _total(pending, t):
     if not grads:
         return None
     if len(grads) > 1:
-        grads[:] = [math_ops.add_n(grads)]
+        grads[:] = [_sum(grads)]
     return grads[0]
+
+
+def _sum(grads):
+    """The sum of gradients (two of them: one `add`, which fuses with its neighbours and
+    adds in place; more: one `add_n`)."""
+    return math_ops.add(*grads) if len(grads) == 2 else math_ops.add_n(grads)
 
 
 def _colocated(grad_fn, forward, entry, grads):
@@ -143,5 +149,5 @@ def backward(entries, seeds):
             if g is not None:
                 variable_grads.setdefault(var, []).append(g)
     return (lambda t: _total(pending, t)), {
-        var: grads[0] if len(grads) == 1 else math_ops.add_n(grads)
+        var: grads[0] if len(grads) == 1 else _sum(grads)
         for var, grads in variable_grads.items()}

@@ -157,6 +157,26 @@ def test_elementwise_chains_broadcast_and_keep_dtypes():
         assert np.array_equal(np.signbit(a), np.signbit(b))
 
 
+def test_elementwise_ops_of_one_shape_run_as_one_loop_whatever_reads_them_between():
+    """Fused groups that fusion keeps apart (a result with two readers) and the ops
+    reading them in between: the element ops of one shape become one compiled loop, the
+    reduction waits for it, and only the arrays read outside the loop are made."""
+    def f(x, t, w):
+        d = x * 0.1 * (1.0 - t * t)       # read twice: a fused group of its own
+        s = rt.reduce_sum(d)
+        g = x + d * w
+        return s, g, rt.cast(g > 0.0, rt.int32) * 2 + rt.cast(d < 0.0, rt.int32)
+
+    rng = np.random.default_rng(7)
+    x, t = (rng.normal(size=500).astype(np.float32) for _ in range(2))
+    before = set(compiled._regions)
+    fast, jit = run_both(f, x, t, np.float32(0.7))
+    assert_same(fast, jit)
+    region, = [r for r in compiled._regions if r not in before]
+    assert region.source.count(" in range(") == 1, region.source
+    assert region.source.count("np.empty(") == 3        # d, g and the int32 result
+
+
 AXES = (None, 0, 1, 2, (0, 1), (0, 2), (1, 2))
 
 
@@ -426,9 +446,9 @@ def test_a_running_loop_with_appends_moves_into_its_compiled_loop():
     assert any(r["state"] == "compiled" for r in regions_of("rnn"))
 
 
-def test_loop_gradients_compile_both_loops_and_agree():
-    """A GradientTape over a tensor loop: the forward loop collects what the backward loop
-    reads (one buffer per value, rows [offset, *shape]); both loops compile."""
+def tape_over_loop(step):
+    """A converted function giving [loss, d loss/dx, d loss/dw] by a GradientTape over a
+    tensor loop `y = step(y, w)`, `steps` times from y = x."""
     @ag.convert
     def grads(x, w, steps):
         with rt.GradientTape() as tape:
@@ -437,21 +457,47 @@ def test_loop_gradients_compile_both_loops_and_agree():
             y = x
             i = 0
             while i < steps:
-                y = y + 0.1 * rt.tanh(y * w)
+                y = step(y, w)
                 i += 1
             loss = rt.reduce_sum(y * y)
         return [loss] + tape.gradient(loss, [x, w])
+    return grads
 
-    args = (rt.constant(np.linspace(-1, 1, 64, dtype=np.float32)), rt.constant(0.7))
-    for steps in (0, 1, 30):
+
+def assert_gradients_agree(grads, size, trip_counts):
+    """`grads` (a `tape_over_loop`) under the compiled tier, against the fast executor."""
+    args = (rt.constant(np.linspace(-1, 1, size, dtype=np.float32)), rt.constant(0.7))
+    for steps in trip_counts:
         with rt.config.options(executor="fast"):
             fast = [t.numpy() for t in grads(*args, rt.constant(steps))]
         with rt.config.options(executor="compiled"):
             jit = [t.numpy() for t in grads(*args, rt.constant(steps))]
         for a, b in zip(fast, jit):
             np.testing.assert_allclose(a, b, rtol=1e-5)
+
+
+def test_loop_gradients_compile_both_loops_and_agree():
+    """A GradientTape over a tensor loop: the forward loop collects what the backward loop
+    reads (one buffer per value, rows [offset, *shape]); both loops compile."""
+    assert_gradients_agree(tape_over_loop(lambda y, w: y + 0.1 * rt.tanh(y * w)), 64,
+                           (0, 1, 30))
     loops = [r for r in regions_of("grads") if r["kind"] == "loop"]
     assert len(loops) >= 2 and {r["state"] for r in loops} == {"compiled"}
+
+
+def test_a_value_a_region_computes_for_the_gradient_is_written_into_its_collection():
+    """A loop over float32 arrays too large to compile whole (numpy's tanh is faster
+    there): the compiled region of its body computing `u`, which the gradient reads,
+    writes it straight into the loop's collection; the gradients agree."""
+    def step(y, w):
+        u = y * w + 0.5
+        return rt.tanh(u) * u
+
+    before = set(compiled._regions)
+    assert_gradients_agree(tape_over_loop(step), 5000, (0, 3, 12, 5))
+    into = [r for r in compiled._regions if r not in before and not r.loop
+            and "o_" in r.source.splitlines()[0]]
+    assert into, "no region computed into an array given"
 
 
 def test_a_region_waits_for_inter_op_results_any_of_its_ops_reads(monkeypatch):

@@ -341,3 +341,47 @@ def test_collections_grow_shrink_and_change_shape_between_runs():
     for n in (5, 40, 3, 0, 40):                          # the size of the last run is a hint
         np.testing.assert_allclose(g(rt.constant(x), rt.constant(n)).numpy(), expected(n),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_collected_values_made_in_place_survive_growth_and_results_stay_their_own():
+    """The loop computes the values its gradient reads straight into their collections
+    (here tanh's output, which is also the next loop variable): runs that grow the
+    collections past the last run's size agree with an eager tape, a result returned
+    earlier is not memory a later run reuses, and the loop's result does not hold the
+    collection it was computed in."""
+    import tracemalloc
+
+    def f(x, n):
+        _, h = rt.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, rt.tanh(h * 1.1)),
+                             [0, x])
+        return h, rt.gradients(rt.reduce_sum(h), [x])[0]
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    g = rt.function(f)
+
+    def expected(n):
+        with rt.GradientTape() as tape:
+            h = rt.constant(x)
+            tape.watch(h)
+            start = h
+            for _ in range(n):
+                h = rt.tanh(h * 1.1)
+            loss = rt.reduce_sum(h)
+        return h.numpy(), tape.gradient(loss, start).numpy()
+    kept = []
+    for n in (5, 40, 3, 0, 60, 1):                       # the size of the last run is a hint
+        h, dx = g(rt.constant(x), rt.constant(n))
+        want_h, want_dx = expected(n)
+        np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-6)
+        np.testing.assert_allclose(dx.numpy(), want_dx, rtol=1e-5, atol=1e-7)
+        kept.append((h, h.numpy().copy()))
+    for h, value in kept:
+        assert np.array_equal(h.numpy(), value)
+    g(rt.constant(x), rt.constant(2000))
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        results = g(rt.constant(x), rt.constant(2000))
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(results) == 2 and held < 32 * 1024     # (the collection: 2000 x 256 B)
