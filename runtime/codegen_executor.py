@@ -614,8 +614,10 @@ class _Compiler:
         if switch is None:
             self.emit(indent + 2, f"raise _loop_limit_exceeded({guard})", op)
         else:        # into the compiled loop with this state, or on in this one
-            state = ", ".join([f"_concat_rows({name}, {rows[j]})" if j in rows else name
-                               for j, name in enumerate(names)] + args)
+            grown = {j: self.fresh(f"grown_{names[j]}") for j in rows}
+            for j, g in grown.items():
+                self.emit(indent + 2, f"{g} = _concat_rows({names[j]}, {rows[j]})", grows[j][0])
+            state = ", ".join([grown.get(j, name) for j, name in enumerate(names)] + args)
             self.emit(indent + 2, f"{v} = {region}.switch({i}, {state})", op)
             self.emit(indent + 2, f"if {v} is not None:", op)
             self.emit(indent + 3, "break")
@@ -633,8 +635,8 @@ class _Compiler:
             rhs = ", ".join(results[j] for j in keep)
             comma = "," if len(keep) == 1 else ""
             self.emit(indent + 1, f"{lhs}{comma} = {rhs}{comma}")
-        for j, r in rows.items():
-            self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", op)
+        for j, r in rows.items():       # (a failure here is the append's: its concat's)
+            self.emit(indent, f"{names[j]} = _concat_rows({names[j]}, {r})", grows[j][0])
             self.emit(indent, f"del {r}")
 
 

@@ -613,12 +613,9 @@ def _invariants(shape_invariants, structure, flat_init, single, names):
         elif isinstance(x, (list, tuple)) and all(
                 d is None or isinstance(d, (int, np.integer)) for d in x):
             flat.append(TensorShape(x))
-        elif isinstance(x, (list, tuple)):
-            for v in x:
+        elif nest.is_nested(x):
+            for v in nest._children(x):
                 leaves(v)
-        elif isinstance(x, dict):
-            for k in nest._sorted_keys(x):
-                leaves(x[k])
         else:
             flat.append(TensorShape(x))
     leaves(inv_structure)

@@ -11,7 +11,8 @@ needed operations in creation (topological) order, a slot per tensor, and for
 each step the slots whose last consumer it is, which are released right after
 it runs. Kernels run in an eager scope (a py_function inside a graph runs
 eagerly). A failing kernel raises an error naming the operation and the user's
-source line that made it (`op_error`, shared by both executors).
+source line that made it (`op_error`, shared by both executors). A run that fails
+puts back the state it wrote (variables, random generators: `runtime.rollback`).
 """
 import collections
 import threading
@@ -21,6 +22,7 @@ import numpy as np
 from . import config
 from . import context
 from . import devices
+from . import rollback
 from .errors import OpError, with_location, wrap_kernel_error
 
 __all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error",
@@ -161,14 +163,22 @@ def function_runner(graph):
     version = config._state["version"]
     jit = getattr(graph, "jit_compile", False)
     if _first_run_interpreted(graph, version, jit):
-        run = plan_for(graph).run
+        run = _undone_on_error(plan_for(graph).run, graph.ops)
         return _placing_feeds(run, list(graph.inputs) + [t for _, t in graph.captures]) \
             if devices.placing else run
     target = optimized_graph(graph)
-    run = _runner(target, jit)
+    run = _undone_on_error(_runner(target, jit), graph.ops)
     if devices.placing:
         run = _placing_feeds(run, list(target.inputs) + [t for _, t in target.captures])
     graph._plans[version] = run
+    return run
+
+
+def _undone_on_error(run, ops):
+    """`run`, undoing the state it wrote if it fails (`runtime.rollback`), when one of
+    `ops` is stateful (counting the ops of its branches, loop bodies, called functions)."""
+    if any(op.stateful for op in ops):
+        return rollback.undone_on_error(run)
     return run
 
 
@@ -245,8 +255,9 @@ def runner_for(graph, fetches, feeds, targets):
     from .passes import placement
     if config.get_executor() == "plain" and not (config.get_optimizations()
                                                  or placement.needed(graph)):
-        return Plan(graph, fetches, feeds, targets).run
+        plan = Plan(graph, fetches, feeds, targets)
+        return _undone_on_error(plan.run, plan.ops)
     from .graph import clone_graph
     program = clone_graph(graph, graph.outer_graph, feeds, fetches, targets)
-    run = _runner(passes.optimize_in_place(program))
+    run = _undone_on_error(_runner(passes.optimize_in_place(program)), program.ops)
     return _placing_feeds(run, program.inputs) if devices.placing else run

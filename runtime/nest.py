@@ -1,9 +1,13 @@
-"""Nested structures of tuples, lists, dicts and namedtuples, flattened and rebuilt.
+"""Nested structures of tuples, lists, dicts, namedtuples and dataclasses, flattened and rebuilt.
 
 Dicts flatten in sorted-key order (so equal-keyed dicts match whatever their
 insertion order) and are rebuilt in the key order of the template structure.
+A dataclass instance flattens its fields in declaration order and is rebuilt as a
+shallow copy of the template with the new field values (other attributes kept).
 """
 import collections
+import copy
+import dataclasses
 
 __all__ = ["is_nested", "flatten", "flatten_up_to", "pack_sequence_as", "map_structure",
            "assert_same_structure"]
@@ -13,8 +17,12 @@ def is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+def is_dataclass_instance(x):
+    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+
+
 def is_nested(x):
-    return isinstance(x, (list, tuple, dict))
+    return isinstance(x, (list, tuple, dict)) or is_dataclass_instance(x)
 
 
 def _sorted_keys(d):
@@ -27,6 +35,8 @@ def _sorted_keys(d):
 def _children(x):
     if isinstance(x, dict):
         return [x[k] for k in _sorted_keys(x)]
+    if is_dataclass_instance(x):
+        return [getattr(x, f.name) for f in dataclasses.fields(x)]
     return list(x)
 
 
@@ -41,9 +51,9 @@ def _flatten_into(x, out):
     if isinstance(x, (list, tuple)):
         for item in x:
             _flatten_into(item, out)
-    elif isinstance(x, dict):
-        for k in _sorted_keys(x):
-            _flatten_into(x[k], out)
+    elif is_nested(x):
+        for child in _children(x):
+            _flatten_into(child, out)
     else:
         out.append(x)
 
@@ -58,7 +68,8 @@ def flatten_up_to(shallow, structure):
         return [structure]
     if (not is_nested(structure) or isinstance(shallow, dict) != isinstance(structure, dict)
             or (isinstance(shallow, dict) and set(shallow) != set(structure))
-            or len(shallow) != len(structure)):
+            or is_dataclass_instance(shallow) != is_dataclass_instance(structure)
+            or len(_children(shallow)) != len(_children(structure))):
         raise ValueError(f"Expected the structure {structure_str(shallow)}, got "
                          f"{structure_str(structure)}")
     out = []
@@ -67,7 +78,16 @@ def flatten_up_to(shallow, structure):
     return out
 
 
+def _rebuild_dataclass(template, children):
+    result = copy.copy(template)
+    for field, value in zip(dataclasses.fields(template), children):
+        object.__setattr__(result, field.name, value)      # (frozen ones too)
+    return result
+
+
 def _rebuild(template, children):
+    if is_dataclass_instance(template):
+        return _rebuild_dataclass(template, children)
     if isinstance(template, dict):
         by_key = dict(zip(_sorted_keys(template), children))
         result = {k: by_key[k] for k in template}
@@ -115,8 +135,8 @@ def structure_str(x):
     """A short description of a structure's shape, for error messages."""
     if isinstance(x, dict):
         return "{" + ", ".join(f"{k!r}: {structure_str(x[k])}" for k in _sorted_keys(x)) + "}"
-    if is_namedtuple(x):
-        return type(x).__name__ + "(" + ", ".join(structure_str(c) for c in x) + ")"
+    if is_namedtuple(x) or is_dataclass_instance(x):
+        return type(x).__name__ + "(" + ", ".join(structure_str(c) for c in _children(x)) + ")"
     if isinstance(x, tuple):
         return "(" + ", ".join(structure_str(c) for c in x) + ("," if len(x) == 1 else "") + ")"
     if isinstance(x, list):
@@ -133,6 +153,9 @@ def same_structure(a, b):
         return False
     if isinstance(a, dict):
         if set(a) != set(b):
+            return False
+    elif is_dataclass_instance(a) or is_dataclass_instance(b):
+        if type(a) is not type(b):
             return False
     elif len(a) != len(b) or is_namedtuple(a) != is_namedtuple(b) or (
             is_namedtuple(a) and type(a) is not type(b)):

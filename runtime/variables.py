@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from . import context
+from . import rollback
 from . import devices
 from . import dtypes
 from .errors import FailedPreconditionError
@@ -76,10 +77,35 @@ def _stored(var, new):
     lock = var._lock            # so that an assign_add in another thread cannot undo it
     lock.acquire()
     try:
+        if rollback.active() is not None:
+            _journaled(var, var._value, new)
         var._value = new
     finally:
         lock.release()
     return new
+
+
+class _Restore(rollback.Entry):
+    """Puts a variable back to its value before a failed run, unless another thread wrote
+    it after the run did (that write stays)."""
+
+    __slots__ = ("var", "old", "new")
+
+    def __init__(self, var, old):
+        self.var, self.old, self.new = var, old, None
+
+    def undo(self):
+        with self.var._lock:
+            if self.var._value is self.new:
+                self.var._value = self.old
+
+    def absorb(self, later):
+        self.new = later.new
+
+
+def _journaled(var, old, new):
+    """Note, in the running graph's journal, a write of `new` over `old` (its lock held)."""
+    rollback.note(var, _Restore(var, old)).new = new
 
 
 def _update_kernels(name, verb, prep):
@@ -105,6 +131,8 @@ def _updated(var, update, delta, verb, prep):
         if new.shape != old.shape:
             raise ValueError(f"Cannot {verb} a value of shape {list(delta.shape)} "
                              f"{prep} variable '{var.name}' of shape {var._shape}")
+        if rollback.active() is not None:
+            _journaled(var, old, new)
         var._value = new
     finally:
         lock.release()

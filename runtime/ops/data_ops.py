@@ -33,6 +33,7 @@ import weakref
 import numpy as np
 
 from .. import devices
+from .. import rollback
 from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..shapes import TensorShape
@@ -212,6 +213,7 @@ class ShuffleState:
         with self._lock:
             seeds, p = count
             if self.reshuffle:
+                rollback.note(count, _Recount(count, p))
                 count[1] += 1
         state = np.random.SeedSequence([*seeds, p]).generate_state(1, np.uint64)
         return state.view(np.int64).reshape(())
@@ -226,6 +228,18 @@ class ShuffleState:
 
     def __repr__(self):
         return f"<the pass counter of a shuffled data set{self.where}>"
+
+
+class _Recount(rollback.Entry):
+    """Puts a pass count back where it was before a failed run began a pass."""
+
+    __slots__ = ("count", "passes")
+
+    def __init__(self, count, passes):
+        self.count, self.passes = count, passes
+
+    def undo(self):
+        self.count[1] = self.passes
 
 
 _PASS_SEED = registry.register("dataset_pass_seed",

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 
 from .. import context
+from .. import rollback
 from .. import devices
 from .. import dtypes
 from ..shapes import TensorShape
@@ -34,12 +35,30 @@ class RngState:
 
     @property
     def generator(self):
+        """The generator, about to draw (in a graph run, noted so a failed run undoes it)."""
+        if rollback.active() is not None:
+            rollback.note(self, _Redraw(self))
         if self._gen is None:
             self._gen = np.random.default_rng(list(self.seeds) if self.seeds else None)
         return self._gen
 
     def __repr__(self):
         return f"seed{self.seeds}" if self.seeds else "unseeded"
+
+
+class _Redraw(rollback.Entry):
+    """Puts a generator back where it was before a failed run drew from it."""
+
+    __slots__ = ("rng", "gen", "position")
+
+    def __init__(self, rng):
+        self.rng, self.gen = rng, rng._gen
+        self.position = None if rng._gen is None else rng._gen.bit_generator.state
+
+    def undo(self):
+        self.rng._gen = self.gen
+        if self.gen is not None:
+            self.gen.bit_generator.state = self.position
 
 
 def set_seed(seed):

@@ -23,48 +23,7 @@ def f32(*values):
     return np.array(values, np.float32)
 
 
-# One-line diagnoses of the bugs these programs found (minimal reproductions at the end).
-NONLOCAL_THROUGH_CALLS = (  # fixed (kept: the diagnosis the programs below had)
-
-    "converters/control_flow.py _modified/_closure_writes: a nonlocal that a local function "
-    "writes is state of a tensor loop/if only where that function is called by name; called "
-    "through another local function (nested, sibling or recursive) the write is missed: its "
-    "tensor leaks out of the loop body or branch (ValueError), or a Python number's write "
-    "sticks once per traced branch (calls 7, eagerly 3)")
-NONLOCAL_IN_WHILE_TEST = (  # fixed (kept: the diagnosis the programs below had)
-
-    "converters/break_statements.py: a while test calling a local function that writes a "
-    "nonlocal stays the graph loop's cond (only tests binding names with := move into the "
-    "body), so the writes are dropped: the counter is 1 where eager code counts every test")
-ZIP_PYTHON_RANGE = (  # fixed (kept: the diagnosis the programs below had)
-
-    "operators/py_builtins.py _iterable: a Python range zipped with a symbolic tensor goes "
-    "to rt.convert_to_tensor, which rejects range objects (TypeError: Cannot convert "
-    "range(0, 3)), though a list of the same ints works")
-WEAK_NUMBER_LOOP_DTYPE = (
-    "runtime/control_flow.py while_loop(adapt_numbers): a loop variable that starts as a "
-    "Python number is traced as a strongly typed int32/float32 placeholder, so `0 + x_f32` "
-    "becomes float64 (numpy int32+float32), `0 + x_int8` int32 and `0.0 + x_f16` float32 in "
-    "the graph, where eagerly the weakly typed number keeps x's dtype")
-INDEX_IS_STRONG_INT32 = (  # fixed (kept: the diagnosis the programs below had)
-    "operators/control_flow.py for_stmt: the index of a graph loop over range/enumerate is a "
-    "strongly typed int32 tensor (eagerly a Python int), so `a_f32 * i` is float64 in the "
-    "graph (float32 eagerly), and a tensor `if` whose other branch keeps float32 is a "
-    "StagingError (float64 vs float32)")
-LIST_FIRST_ASSIGNED_IN_LOOP = (  # fixed (kept: the diagnosis the programs below had)
-    "operators/control_flow.py _typed_zero: a variable or return value first assigned a "
-    "Python list inside a tensor loop starts as an empty TensorList, so the body's "
-    "fixed-length list does not match the loop structure (StagingError (*, [*, *]) vs (*, *))")
-# Fixed (operators.print_ prints a tensor list as the list of its rows):
-# PRINT_TENSOR_LIST = (
-#     "operators/py_builtins.py print_ / rt.print: a list grown in a tensor loop (a TensorList) "
-#     "prints as `TensorList(<rt.Tensor 'while:1' shape=(None,) ...>)`, its trace-time text, "
-#     "instead of the element values eager code prints")
-# Fixed (weak tensors: SymbolicTensor.weak prints as the Python number it stands for):
-# PRINT_PROMOTED_NUMBERS = (
-#     "rt.print of containers: a loop counter or Python-number loop variable is a Python int "
-#     "eagerly but a tensor in the graph, so inside a list/tuple/dict it prints as "
-#     "`<rt.Tensor: shape=(), dtype=int32, numpy=1>` where eager code prints `1`")
+# One-line diagnoses of the known bugs (strict xfails; minimal reproductions at the end).
 PRINTS_LOST_ON_TRACE_FAILURE = (
     "operators/py_builtins.py print_: every print is staged while tracing; when the trace then "
     "fails (an assert on Python values raising at trace time) the graph never runs, so the "
@@ -1101,7 +1060,7 @@ def assert_fails_deep_in_loop(n):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    print_lists_of_tensors_in_nested_loops,     # Fixed; was a known bug (PRINT_PROMOTED_NUMBERS)
+    print_lists_of_tensors_in_nested_loops,
     print_in_helper_called_in_loop, assert_invariant_in_nested_loops))
 @pytest.mark.parametrize("n", [0, 1, 4])
 def test_print_and_assert_in_nested_loops(f, n, tensors):
@@ -1616,7 +1575,7 @@ def test_bisection_with_iteration_cap(target, iterations, tensors):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    method_with_early_return_and_own_state))    # fixed; was a known bug (CALLEE_SIDE_EFFECTS)
+    method_with_early_return_and_own_state))
 def test_method_with_early_return_and_own_state(f, tensors):
     assert_equivalent(f, i32(4, 8, 15, 16), i32(15, 3, 4), tensors=tensors)
 
@@ -2063,8 +2022,8 @@ def print_then_python_assert_fails(n):
     list_first_assigned_in_loop,
     list_returned_from_loop,
     returned_shape_depends_on_iteration,    # the loop gives the return value its shape
-    print_list_grown_in_loop,               # Fixed; was a known bug (PRINT_TENSOR_LIST)
-    print_loop_counter_in_list))    # Fixed; was a known bug (PRINT_PROMOTED_NUMBERS)
+    print_list_grown_in_loop,               # prints the rows' values, as eager code does
+    print_loop_counter_in_list))            # the counter prints as `1`, not as a tensor
 def test_found_bugs(f, tensors):
     # -1 and 4: the untaken and the taken side of the bugs' conditions (4 only where -1
     # would leave a variable unassigned)
@@ -2112,7 +2071,7 @@ def _weak_case(start, dtype):
     return pytest.param(start, dtype, id=f"{start!r}-{dtype.name}")
 
 
-# Fixed; the cases after the first five were strict xfails: WEAK_NUMBER_LOOP_DTYPE.
+# A loop variable that starts as a Python number is weakly typed: `0 + x` keeps x's dtype.
 @pytest.mark.parametrize("start, dtype", [
     _weak_case(0, rt.int32), _weak_case(0, rt.int64), _weak_case(0.0, rt.float32),
     _weak_case(0.0, rt.float64), _weak_case(0.0, rt.int32),
@@ -2123,6 +2082,5 @@ def test_python_number_loop_variable_takes_the_eager_dtype(start, dtype):
     _dtypes_agree(accumulate_from, rt.constant([1, 2, 3], dtype=dtype), start)
 
 
-# Fixed; was a strict xfail: INDEX_IS_STRONG_INT32
 def test_range_index_times_a_float_keeps_the_float_dtype():
     _dtypes_agree(float_times_range_index, rt.constant(1.5), rt.constant(3))

@@ -274,10 +274,7 @@ def grows_rows_of_two_widths(n):
     return rt.stack(rows)
 
 
-# Fixed; was a strict xfail:  "autograph/operators/data_structures.py: appending an element of
-# another static shape to a tensor list is a bare ValueError 'concat: dimension 1 differs
-# between inputs: ['(None, 2)', '(1, 3)']' (the implementation's concat and shapes), not a
-# StagingError naming the list 'rows' and the element shapes (2,) and (3,)
+# a StagingError naming the list and both element shapes, not the internal concat's error
 def test_a_tensor_list_given_an_element_of_another_shape():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(grows_rows_of_two_widths)(scalar(3))
@@ -294,11 +291,8 @@ def list_extended_by_itself(n):
     return rt.stack(items)
 
 
-# Fixed; was a strict xfail:  "autograph/operators/data_structures.py: `l += l` (or
-# l.extend(l)) on a list grown in a tensor loop raises the runtime's TypeError 'Cannot iterate
-# over the symbolic tensor items:0 ... decorate the function with autograph.convert' inside a
-# converted function (wrong advice, internal tensor name); README documents `l += xs` as
-# supported
+# README documents `l += xs` as supported; a refusal must name the list and not advise
+# autograph.convert inside a converted function
 def test_a_list_extended_by_itself_in_a_tensor_loop():
     f = ag.convert(list_extended_by_itself)
     try:
@@ -330,9 +324,7 @@ def test_a_tensor_used_as_a_python_bool_in_unconverted_code_is_a_type_error():
     assert not isinstance(info.value, ag.StagingError)
 
 
-# Fixed; was a strict xfail: "runtime/tensor.py SymbolicTensor._no_python_value: the message
-# names the graph tensor 'greater:0' and where it was created (`ready = x > 0`), never the
-# line that used it as a bool (`if ready:` in the unconverted helper)"
+# the line that used it (`if ready:` in the unconverted helper), not where it was created
 def test_a_tensor_used_as_a_python_bool_names_the_line_that_used_it():
     with pytest.raises(TypeError) as info:
         ag.convert(calls_unconverted_helper)(scalar(1.0))
@@ -391,9 +383,6 @@ def test_iterating_a_tensor_of_unknown_length_in_python_code():
     assert "autograph.convert" in str(info.value) and "(None,)" in str(info.value)
 
 
-# Fixed; was a strict xfail:  "runtime/tensor.py SymbolicTensor.__iter__: 'Cannot iterate over
-# the symbolic tensor xs:0 of shape (None,)...' has no file:line at all (len() and bool() give
-# at least where the tensor was created)
 def test_iterating_a_tensor_of_unknown_length_names_the_loop():
     with pytest.raises(TypeError) as info:
         rt.function(sum_rows, input_signature=VECTOR)(rt.constant([1.0, 2.0]))
@@ -422,10 +411,7 @@ def first_positive_as_int(xs):
     return xs[0]
 
 
-# Fixed; was a strict xfail: "autograph/converters/return_statements.py: a `return` inside a
-# tensor loop whose dtype differs from the final `return` is reported as 'tensor `if`: the
-# return value has dtype float32 in the true branch but int32 in the false branch' at the
-# `def` line; neither return statement (nor the loop) is named"
+# the error points at a return statement, not at the `def` line
 def test_returns_of_different_dtypes_in_and_after_a_loop():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(first_positive_as_int)(rt.constant([1.0, -2.0]))
@@ -442,10 +428,7 @@ def returns_only_in_loop(n):
         i += 1
 
 
-# Fixed; was a strict xfail:  "autograph/converters/return_statements.py: a function returning
-# inside a tensor loop and falling off its end gets 'tensor `if`: the return value is None in
-# the true branch' at the `def` line (no `if` there); it should point at the loop or the
-# return
+# the error points at the loop or the return, not at the `def` line
 def test_a_function_returning_only_inside_a_tensor_loop():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(returns_only_in_loop)(scalar(5))
@@ -505,9 +488,7 @@ def test_a_gather_out_of_range_inside_a_loop():
     assert f(params, rt.constant([0, 1]), scalar(2)).numpy() == 8.0
 
 
-# Fixed; was a strict xfail:  "runtime/errors.py wrap_kernel_error: an IndexError of a kernel
-# becomes a made-up class runtime.errors.IndexError(OpError, IndexError), not OutOfRangeError
-# (documented 'an index went past its end', itself an IndexError) nor TensorFlow's
+# OutOfRangeError (documented 'an index went past its end') or TensorFlow's
 # InvalidArgumentError
 def test_a_gather_out_of_range_is_a_documented_error_class():
     with pytest.raises(rt_errors.OpError) as info:
@@ -625,16 +606,28 @@ def rows_of_growing_width(n):
     return rt.stack(rows)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/passes/memory.py + runtime/codegen_executor.py: with the fast executor and the "
-    "memory pass (the defaults) a kernel failing in a loop's row-append is reported as "
-    "'operation 'while' ... failed: all input arrays must have the same shape' at the "
-    "`while` line; plain executor or RT_OPTIMIZE=0 name 'concat' at the `append` line"))
-def test_a_run_time_failure_in_a_memory_planned_loop_names_the_inner_op(on_cpu):
-    with rt.config.options(executor="fast", optimizations=True):
+def rows_of_growing_width_in_a_for(n):
+    rows = []
+    for i in range(n):
+        if i > 0:
+            rows.append(rt.ones([i]) * 2.0)
+    return rt.stack(rows)
+
+
+@pytest.mark.parametrize("program, line", [
+    (rows_of_growing_width, "rows.append(rt.zeros"),
+    (rows_of_growing_width_in_a_for, "rows.append(rt.ones([i]) * 2.0)")])
+@pytest.mark.parametrize("settings", [
+    {"executor": "fast", "optimizations": True},
+    {"executor": "plain", "optimizations": True},
+    {"executor": "compiled", "optimizations": True, "compile_policy": "always"}],
+    ids=["fast", "plain", "compiled"])
+def test_a_run_time_failure_in_a_memory_planned_loop_names_the_inner_op(
+        program, line, settings, on_cpu):
+    with rt.config.options(**settings):
         with pytest.raises(ValueError) as info:
-            ag.convert(rows_of_growing_width)(scalar(3))
-    check(info.value, rows_of_growing_width, "rows.append(rt.zeros")
+            ag.convert(program)(scalar(3))
+    check(info.value, program, line)
     assert "operation 'while'" not in str(info.value), str(info.value)
 
 
@@ -645,9 +638,8 @@ def loop_with_tensor_step(n, step):
     return total
 
 
-# Fixed; was a strict xfail:  "autograph/operators/control_flow.py for_stmt over range(): a
-# step that is 0 at run time runs zero iterations silently (Python raises 'range() arg 3 must
-# not be zero', TensorFlow 'Requires delta != 0')
+# an error, as Python's 'range() arg 3 must not be zero' and TensorFlow's 'Requires
+# delta != 0', never zero iterations
 def test_range_with_a_zero_tensor_step_in_a_converted_loop():
     with pytest.raises(ValueError) as info:
         ag.convert(loop_with_tensor_step)(scalar(3), scalar(0))
@@ -658,9 +650,7 @@ def graph_range(step):
     return rt.range(0, 3, step)
 
 
-# Fixed; was a strict xfail:  "runtime/ops/array_ops.py range kernel: a zero delta fed at run
-# time fails with numpy's 'Maximum allowed size exceeded' (and leaks numpy's divide-by-zero
-# RuntimeWarning); eagerly the same call says 'range: delta must not be zero'
+# the message eager calls give, with no numpy warning
 def test_rt_range_with_a_zero_delta_at_run_time():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -684,14 +674,10 @@ def test_a_graph_run_failing_after_a_variable_update_then_a_good_call():
     with pytest.raises(AssertionError) as info:
         f(rt.constant([1.0, -1.0]))
     check(info.value, deposit, "assert_non_negative(amount)")
-    before = v.numpy().tolist()                      # (see the xfail below)
-    assert f(rt.constant([1.0, 2.0])).numpy().tolist() == [before[0] + 1.0, before[1] + 2.0]
+    assert v.numpy().tolist() == [0.0, 0.0]          # the failed call's update undone
+    assert f(rt.constant([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runtime/function.py / executor: a graph call that fails after a variable update keeps "
-    "the update (v.assign_add ran, then an assertion failed: the variable holds the failed "
-    "call's value); the promise is 'nothing is left half-done' (TensorFlow keeps it too)"))
 def test_a_failed_graph_run_rolls_back_its_variable_updates():
     v = rt.Variable(rt.zeros([2]), name="balance")
 
@@ -737,10 +723,7 @@ def test_assigning_a_wrong_dtype_in_a_converted_function():
     assert w.numpy().tolist() == [0.0, 0.0]
 
 
-# Fixed; was a strict xfail:  "runtime/variables.py assign: 'Cannot assign a tensor of dtype
-# int32 to variable ... of dtype float32' carries no file:line (the wrong-shape error says
-# 'created at File ...'); in rt.function code, or on Python < 3.11 (no notes), nothing locates
-# it
+# in rt.function code too, as the wrong-shape error does
 def test_assigning_a_wrong_dtype_names_the_line():
     w = rt.Variable(rt.zeros([2]), name="weights")
 
@@ -792,15 +775,12 @@ def test_a_failed_trace_inside_a_tape_leaves_the_tape_working():
 
 # == API misuse ==================================================================================
 
-# Fixed; was a strict xfail:  "autograph/api.py convert: ag.convert(5) is accepted; the first
-# call then fails with 'to_graph expects a callable, got 5' (a function the user did not call)
+# refused at once, not at the first call
 def test_convert_of_a_non_callable():
     with pytest.raises(TypeError, match="convert"):
         ag.convert(5)
 
 
-# Fixed; was a strict xfail:  "runtime/function.py function: rt.function('step') is accepted;
-# the first call fails with Python's \"'str' object is not callable\
 def test_rt_function_of_a_non_callable():
     with pytest.raises(TypeError, match="function"):
         rt.function("step")
@@ -810,16 +790,11 @@ def add(x, y):
     return x + y
 
 
-# Fixed; was a strict xfail:  "runtime/function.py: input_signature=TensorSpec(...) (not a
-# list) is accepted; the call fails with \"'TensorSpec' object is not iterable\
 def test_an_input_signature_that_is_not_a_list():
     with pytest.raises(TypeError, match="input_signature"):
         ag.convert(add, input_signature=rt.TensorSpec([], rt.float32))
 
 
-# Fixed; was a strict xfail:  "runtime/function.py _apply_signature:
-# input_signature=[rt.float32, rt.float32] (dtypes, not TensorSpecs) is accepted; the call
-# raises AttributeError \"'DType' object has no attribute 'dtype'\" from inside the runtime
 def test_an_input_signature_of_dtypes():
     with pytest.raises(TypeError, match="TensorSpec"):
         ag.convert(add, input_signature=[rt.float32, rt.float32])(scalar(1.0), scalar(2.0))
@@ -854,10 +829,7 @@ def minus(y, x):
     return y - x
 
 
-# Fixed; was a strict xfail:  "runtime/function.py ConcreteFunction.__call__: keyword
-# arguments not given as traced fall back to flattening kwargs in sorted-key order, so for
-# `def minus(y, x)` cf(y=5., x=1.) computes 1 - 5 = -4 silently, and unknown names (cf(a=,
-# b=)) are accepted
+# keywords bind by parameter name (not in sorted-key order); unknown names are refused
 def test_a_concrete_function_called_with_keywords():
     cf = rt.function(minus).get_concrete_function(rt.TensorSpec([], rt.float32),
                                                   rt.TensorSpec([], rt.float32))
@@ -870,9 +842,7 @@ def cond_with_tensors(x):
     return rt.cond(x > 0, x, -x)
 
 
-# Fixed; was a strict xfail:  "runtime/control_flow.py cond: non-callable branches fail with
-# Python's \"'SymbolicTensor' object is not callable\" (eagerly 'EagerTensor'); while_loop
-# checks and says 'cond and body must be callable'
+# named as while_loop names cond and body: 'true_fn ... callable'
 def test_rt_cond_given_tensors_instead_of_functions():
     with pytest.raises(TypeError) as info:
         rt.function(cond_with_tensors)(scalar(1.0))
@@ -911,8 +881,8 @@ def test_rt_cond_and_while_loop_misuse_in_graphs(fn, cls, line, word):
     assert word in str(info.value)
 
 
-# Fixed; was a strict xfail: rt.cond / rt.while_loop structure and dtype errors while
-# tracing carried no file:line (only converted code got a location, through autograph).
+# Structure and dtype errors while tracing plain rt.function code carry the user's
+# file:line, as converted code's do.
 @pytest.mark.parametrize("fn,cls,line,word", RUNTIME_MISUSE, ids=RUNTIME_MISUSE_IDS)
 def test_rt_cond_and_while_loop_misuse_names_the_line(fn, cls, line, word):
     with pytest.raises(cls) as info:
@@ -920,10 +890,8 @@ def test_rt_cond_and_while_loop_misuse_names_the_line(fn, cls, line, word):
     check(info.value, fn, line)
 
 
-# Fixed; was a strict xfail:  "runtime/control_flow.py _eager_loop: eagerly, a body returning
-# fewer values than the loop variables fails with \"<lambda>() missing 1 required positional
-# argument: 's'\ "(the graph path says 'the body must return the structure of the loop
-# variables')
+# eagerly the message the graph path gives, not Python's 'missing 1 required positional
+# argument'
 def test_rt_while_loop_body_of_another_structure_eagerly():
     with pytest.raises(ValueError, match="structure"):
         rt.while_loop(lambda i, s: i < 3, lambda i, s: i + 1, [0, 0.0])
@@ -933,9 +901,7 @@ def loop_with_negative_bound(n):
     return rt.while_loop(lambda i: i < n, lambda i: i + 1, [0], maximum_iterations=-1)
 
 
-# Fixed; was a strict xfail:  "runtime/control_flow.py while_loop: maximum_iterations=-1 is
-# accepted and runs zero iterations (graph and eager) instead of a ValueError naming
-# maximum_iterations
+# a ValueError naming it (graph and eager), never zero iterations
 def test_rt_while_loop_with_a_negative_maximum_iterations():
     with pytest.raises(ValueError, match="maximum_iterations"):
         rt.function(loop_with_negative_bound)(scalar(3))
@@ -972,9 +938,8 @@ def options_negative(x):
     return i
 
 
-# Fixed; were strict xfails: set_loop_options outside a loop or not first in the body was
-# ignored silently, a misspelled option was ignored, and maximum_iterations=-1 ran the loop
-# zero times; all four are now ConversionErrors naming the directive's line.
+# set_loop_options outside a loop or not first in the body, a misspelled option and
+# maximum_iterations=-1 are errors naming the directive's line, never ignored.
 @pytest.mark.parametrize("fn", [
     options_outside_a_loop, options_not_first, options_misspelled, options_negative,
 ])
@@ -1025,9 +990,6 @@ def invariant_of_an_unchanged_value(n):
     return i
 
 
-# Fixed; was a strict xfail: "autograph/operators/control_flow.py _invariants: 'a shape
-# invariant names a value that is not a variable changed by this loop' does not say which
-# value ('v')"
 def test_a_shape_invariant_for_a_value_the_loop_does_not_change():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(invariant_of_an_unchanged_value)(scalar(3))
@@ -1044,9 +1006,8 @@ def invariant_not_a_pair(n):
     return v
 
 
-# Fixed; was a strict xfail:  "autograph/operators/control_flow.py _invariants:
-# shape_invariants=[v, [None]] (not (var, shape) pairs) fails with Python's 'not enough values
-# to unpack (expected 2, got 1)'
+# shape_invariants=[v, [None]] (not (var, shape) pairs): named, not Python's 'not enough
+# values to unpack'
 def test_shape_invariants_that_are_not_pairs():
     with pytest.raises((ag.StagingError, TypeError, ValueError)) as info:
         ag.convert(invariant_not_a_pair)(scalar(2))
@@ -1061,17 +1022,14 @@ def returns_nothing(x):
     return rt.py_function(lambda t: None, [x], rt.float32)
 
 
-# Fixed; was a strict xfail:  "runtime/ops/logging_ops.py _py_function_kernel: results are
-# cast with astype to Tout, so a float 2.5 declared int32 becomes 2 silently (TensorFlow
-# raises)
+# an error as in TensorFlow, never a silent cast (2.5 declared int32 is not 2)
 def test_a_py_function_returning_another_dtype_than_tout():
     with pytest.raises((TypeError, ValueError)) as info:
         ag.convert(float_as_int)(scalar(1.0))
     check(info.value, float_as_int, "rt.py_function", "py_function")
 
 
-# Fixed; was a strict xfail:  "runtime/ops/logging_ops.py _py_function_kernel: a function
-# returning None for a float32 Tout gives nan silently (np.asarray(None).astype(float32))
+# None for a float32 Tout is an error, not nan
 def test_a_py_function_returning_none():
     with pytest.raises((TypeError, ValueError)) as info:
         ag.convert(returns_nothing)(scalar(1.0))

@@ -18,8 +18,7 @@ written as users write them, against `ag.convert` and `rt.function`:
   conversion, a Python exception raised while tracing (type kept, the user's line named).
 
 The reference is the same Python run eagerly and what TensorFlow documents; where the
-README documents a deliberate difference, the README. Bugs found were strict xfails with a
-one-line diagnosis; all are fixed, each test keeps its diagnosis as a comment.
+README documents a deliberate difference, the README.
 """
 import collections
 import contextlib
@@ -196,10 +195,7 @@ def test_nested_structures_of_tensors_trace_once_for_new_values():
     assert converted.experimental_get_tracing_count() == 1
 
 
-# Fixed; was a strict xfail: runtime/function.py _encode/_replace_tensors walk only `type(x)
-# is dict`: an OrderedDict (any dict subclass) is keyed by identity and its tensors are
-# captured as constants, so mutating it and calling again returns the stale result (3.5, not
-# 13.0)
+# a dict subclass's tensors are arguments, not constants captured by the first trace
 def test_an_ordered_dict_of_tensors_is_an_argument_like_a_dict():
     @ag.convert
     def total(params):
@@ -254,8 +250,6 @@ def test_input_signature_rejects_incompatible_tensors(bad):
     assert next_collatz.experimental_get_tracing_count() == 1
 
 
-# Fixed; was a strict xfail: runtime/function.py Function._check_signature_structure: with an
-# input_signature any keyword argument is a TypeError ('positional arguments only');
 # TensorFlow binds keywords to their parameters first
 def test_input_signature_accepts_keyword_arguments():
     @ag.convert(input_signature=[rt.TensorSpec([None], rt.float32),
@@ -320,9 +314,7 @@ def test_f_strings_in_print_show_the_values_of_each_step(tensors):
                       tensors=tensors)
 
 
-# Fixed; was a strict xfail: autograph/operators/py_builtins.print_ hands the `file` object
-# evaluated while tracing to rt.print's op, so later calls write to the trace-time sys.stderr
-# (a stale or closed stream) instead of the one current at the call, as Python's print does
+# the sys.stderr current at each call, as Python's print uses, not the one seen while tracing
 def test_print_to_a_stream_uses_the_stream_of_each_call():
     @ag.convert
     def warn(x):
@@ -598,9 +590,8 @@ def numpy_sum_of_variable(x, v):
     return x * np.sum(v)
 
 
-# Fixed; was a strict xfail: runtime/variables.py Variable.numpy and __array__ read the
-# variable's value even while tracing, so the trace bakes in the trace-time value ([1, 2]
-# forever); a symbolic tensor refuses __array__ and TensorFlow refuses numpy() inside a graph
+# Each call sees the variable's value, or tracing refuses numpy() as TensorFlow does inside a
+# graph (and as a symbolic tensor refuses __array__).
 @pytest.mark.parametrize("f", [numpy_value_of_variable, numpy_sum_of_variable])
 def test_a_variables_numpy_value_is_not_frozen_into_the_trace(f):
     v = rt.Variable([1.0, 2.0])
@@ -857,14 +848,7 @@ def apply_scalers(x):
     return out
 
 
-LAMBDA_DEFAULTS_BUG = (
-    "pyct/static_analysis/activity.py visit_Lambda visits a lambda's defaults in the "
-    "enclosing scope, which a lambda converted on its own (ag.convert, or called from "
-    "converted code) does not have: AttributeError 'NoneType' object has no attribute "
-    "'read' (literal defaults work)")
-
-
-# Fixed; was a strict xfail: LAMBDA_DEFAULTS_BUG (below)
+# a lambda converted on its own has no enclosing scope for its defaults to be read in
 def test_a_converted_lambda_with_a_default_read_from_a_name():
     scale = ag.convert(lambda x, k=K: x * k)
     assert int(scale(rt.constant(2))) == 6
@@ -1044,9 +1028,7 @@ def test_gradients_of_converted_functions():
     assert float(g) == -24.0 and var is w
 
 
-# Fixed; was a strict xfail: runtime/tensor.py numpy_repr uses repr(value[()].item()), which
-# widens a float32 scalar to a Python float: numpy=0.10000000149011612 where TensorFlow shows
-# 0.1
+# not the Python float's digits (numpy=0.10000000149011612)
 def test_eager_tensor_reprs_show_float32_digits():
     # TensorFlow: <tf.Tensor: shape=(), dtype=float32, numpy=0.1>; str() already agrees
     assert repr(rt.constant(0.1)) == "<rt.Tensor: shape=(), dtype=float32, numpy=0.1>"
@@ -1167,9 +1149,7 @@ def test_a_concrete_function_for_an_unknown_rank_and_a_python_argument():
     np.testing.assert_array_equal(square_fn(rt.constant([1.0, 3.0])).numpy(), [1.0, 9.0])
 
 
-# Fixed; was a strict xfail: runtime/function.py Function.get_concrete_function: with an
-# input_signature, TensorSpec arguments are checked for structure only, so an incompatible
-# dtype gets the int32 trace back without complaint
+# dtypes too, not structure only: a float32 spec does not get the int32 trace
 def test_get_concrete_function_checks_specs_against_the_input_signature():
     @rt.function(input_signature=(rt.TensorSpec(shape=[None], dtype=rt.int32),))
     def next_collatz(x):
@@ -1270,9 +1250,6 @@ def test_a_tensor_leaked_from_a_trace_is_a_clear_error():
         leaked[0] + 1
 
 
-# Fixed; was a strict xfail: runtime/tensor.py SymbolicTensor.numpy raises ValueError;
-# TensorFlow's graph tensors have no numpy (AttributeError), which the guide's leaky_function
-# example catches
 def test_a_leaked_tensor_has_no_numpy_like_tensorflows_graph_tensors():
     # The guide's leaky_function: `x.numpy()` on the leaked tensor, catching AttributeError
     leaked = []
@@ -1287,10 +1264,6 @@ def test_a_leaked_tensor_has_no_numpy_like_tensorflows_graph_tensors():
         leaked[0].numpy()
 
 
-# Fixed; was a strict xfail: runtime/function.py trace_into_graph: a TensorList
-# (autograph/operators/data_structures.py) returned from the trace is not a Tensor, so it
-# passes through the output template holding the trace's symbolic tensor: any use raises
-# 'leaked' errors
 def test_a_list_grown_in_a_tensor_loop_can_be_returned():
     @ag.convert
     def squares(n):

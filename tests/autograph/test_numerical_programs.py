@@ -14,10 +14,9 @@ stay Python values in both runs (functions, Python ints fixed in the trace).
 The project's documented differences from numpy are followed: a Python float or a float
 tensor meeting an integer tensor gives the float's dtype (float32 for a Python float; JAX's
 promotion, `runtime/dtypes.py`), where numpy gives float64.
-Bugs found are strict xfails whose reason gives the diagnosis (reduced at the end of the
-file); the ones fixed since stay as plain tests, marked "(fixed)" with the diagnosis they
-had. Every converted run has a loop iteration limit, so a graph loop that never ends is a
-failure, not a hang.
+A bug found is a strict xfail whose reason gives the diagnosis, with its smallest program
+at the end of the file. Every converted run has a loop iteration limit, so a graph loop
+that never ends is a failure, not a hang.
 """
 import collections
 import contextlib
@@ -587,21 +586,9 @@ def integrate_until(y0, dt, t_end):
     return sim.t, sim.y, sim.steps
 
 
-# Fixed (attributes of local objects whose methods a block calls are soft state):
-# CALLEE_SIDE_EFFECTS = (
-#     "autograph/converters/control_flow.py (loop state): attributes a called method assigns "
-#     "(self.t = ... in sim.advance()) are not loop state of the caller's tensor loop. "
-#     "Reduced (run_clock below): `class Clock: t = 0.0; def tick(self): self.t = self.t + "
-#     "1.0` and `while clock.t < t_end: clock.tick()`: the graph while carries no variable "
-#     "(n_vars=0) and its condition is the constant test `t_end > 0.0`, an infinite loop; "
-#     "the optimizer prunes the output-less while and the function returns 1.0 for t_end=3.0 "
-#     "(the body traced once), with RT_OPTIMIZE=0 it never ends. With a tensor attribute "
-#     "(Integrator.y) the body's tensor leaks out of the while_body graph (ValueError). "
-#     "Assigning clock.t in the loop body itself works. Pinned in test_equivalence_calls.py "
-#     "too (method_assigns_attribute_in_tensor_loop)")
-
-
-# Fixed; was a strict xfail (CALLEE_SIDE_EFFECTS, above)
+# Attributes a called method assigns (self.t = ... in sim.advance()) are loop state of the
+# caller's tensor loop (reduced: run_clock below; also test_equivalence_calls.py's
+# method_assigns_attribute_in_tensor_loop).
 @pytest.mark.parametrize("y0, dt, t_end", [
     (np.float64(1.0), np.float64(0.1), np.float64(1.0)),
     (np.float32(-1.0), np.float32(0.05), np.float32(0.5)),
@@ -876,19 +863,9 @@ def pisano_period(m):
     return -1
 
 
-WEAK_RETYPING_ONE_PASS = (          # fixed since; the diagnosis it had
-    "runtime/control_flow.py while_loop_with_names: loop variables that start as Python "
-    "numbers are retyped from ONE trace of the body (_weak_retyping), then the body is "
-    "traced again and checked; a number that takes its dtype from another weak variable "
-    "(a, b = b, ...) needs a second pass. Reduced: `a, b = 0, 1; for _ in range(n): "
-    "a, b = b, b + step` with step int64 (or float64) raises StagingError \"'a' has dtype "
-    "int32 before the loop but int64 after an iteration\"; numpy gives int64 (5, 7). "
-    "Retyping until nothing changes would fix it")
-
-
 @pytest.mark.parametrize("m", [
     np.int32(2), np.int32(3), np.int32(10), np.int32(1), np.int32(0),
-    np.int64(7),                # (fixed) WEAK_RETYPING_ONE_PASS
+    np.int64(7),                # `a, b = b, ...`: a takes its dtype from another weak number
 ])
 def test_pisano_period(m):
     check(pisano_period, m)
@@ -1331,19 +1308,10 @@ SEPARABLE = f32([2, 1], [3, 4], [-1, -2], [-2, 1], [1, -3], [0.5, 2])
 LABELS = f32(1, 1, -1, -1, 1, 1)
 
 
-WEAK_NUMBER_INTO_INNER_LOOP = (          # fixed since; the diagnosis it had
-    "runtime/control_flow.py _weak_retyping: a loop variable that starts as a Python "
-    "number is a weak placeholder inside an outer tensor loop; an inner tensor loop that "
-    "gives it another dtype does not retype it (tensors, weak ones too, are skipped), so "
-    "the inner loop fails its dtype check. Reduced: `b = 0.0; for _ in range(n): for x in "
-    "xs: b = b + x` with float64 xs raises StagingError \"'b' has dtype float32 before the "
-    "loop but float64 after an iteration\"; numpy gives float64 (one loop level works)")
-
-
 @pytest.mark.parametrize("max_epochs", [np.int32(20), np.int32(1), np.int32(0)])
 @pytest.mark.parametrize("dtype", [
     np.float32,
-    np.float64,                 # (fixed) WEAK_NUMBER_INTO_INNER_LOOP
+    np.float64,                 # an inner tensor loop gives a weak number its dtype
 ])
 def test_perceptron(max_epochs, dtype):
     check(perceptron, SEPARABLE.astype(dtype), LABELS.astype(dtype), max_epochs)
@@ -1481,20 +1449,9 @@ def leaky_integrate_and_fire(currents, dt, tau, threshold, refractory):
     return v, rt.stack(spikes)
 
 
-PROBE_LOSES_WEAK_NUMBERS = (          # fixed since; the diagnosis it had
-    "autograph/operators/control_flow.py _stand_in: when a tensor loop also carries a list "
-    "(or a variable first assigned in it), the body is first probed on placeholders; a "
-    "Python number's placeholder is created without `weak`, so a tensor `if` in the body "
-    "that gives it another dtype fails its branch dtype check (_probe_tensor sets weak, "
-    "_stand_in does not). Reduced: `v = 0.0; seen = []; for x in xs: if x >= 0: v += x; "
-    "seen.append(x)` with float64 xs raises StagingError \"tensor `if`: 'v' has dtype "
-    "float64 in the true branch but float32 in the false branch\"; without `seen` it "
-    "works, and numpy gives float64")
-
-
 @pytest.mark.parametrize("currents, refractory", [
     (np.full(60, 1.5, np.float32), np.int32(3)),
-    # (fixed) PROBE_LOSES_WEAK_NUMBERS
+    # float64, given to a weak number in a tensor `if` of a loop that also carries a list
     (np.concatenate([np.zeros(10), np.full(30, 2.5)]), np.int32(0)),
     (np.linspace(0, 3, 40, dtype=np.float32), np.int32(2)),
 ])
@@ -1713,19 +1670,10 @@ def back_substitution_reversed(U, b, n):
     return x
 
 
-REVERSED_TENSOR_RANGE = (          # fixed since; the diagnosis it had
-    "autograph/operators/py_builtins.py TensorRange: `range(n)` of a symbolic n is a "
-    "TensorRange without __reversed__ (nor __len__/__getitem__), so `reversed(range(n))` "
-    "raises TypeError \"'TensorRange' object is not reversible\" while tracing; eagerly "
-    "(plain Python, or ag.to_graph on eager tensors) it iterates n-1..0. Reduced: "
-    "`for k in reversed(range(n)): out.append(k)` with n = rt.constant(3) under ag.convert "
-    "(numpy: [2, 1, 0]); range(n - 1, -1, -1) works")
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("solver", [
     back_substitution,
-    back_substitution_reversed,     # (fixed) REVERSED_TENSOR_RANGE
+    back_substitution_reversed,     # reversed(range(n)) of a tensor n
 ])
 def test_back_substitution(solver, dtype):
     U, b = UPPER.astype(dtype), f64(3, 8, 8).astype(dtype)
@@ -1842,17 +1790,6 @@ def polynomial_residuals(coeffs, xs, ys):
     return rt.stack(residuals), sum(r * r for r in residuals)
 
 
-ZIP_IN_COMPREHENSION = (          # fixed since; the diagnosis it had
-    "autograph/operators/py_builtins.py zip_ / enumerate_: zip() and enumerate() of "
-    "symbolic tensors return TensorZip / TensorEnumerate, which have no __iter__ (unlike "
-    "_Rows, and TensorRange, which explains itself), so Python iteration of them in a "
-    "comprehension, generator expression, list() or zip(*M) raises TypeError \"'TensorZip' "
-    "object is not iterable\" while tracing, although the tensors' lengths are static. "
-    "Reduced: `return sum(a * b for a, b in zip(x, w))` with x = w = rt.constant([1., 2., "
-    "3.]) under ag.convert (numpy: 14.0); `[v * 2 for v in x]` works, ag.to_graph on "
-    "eager tensors works")
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_weighted_mean_by_comprehension(dtype):
     check(weighted_mean_by_comprehension, np.array([1, 2, 4, 8], dtype),
@@ -1908,20 +1845,10 @@ def decay_chain(n0, rates, dt, n_steps):
     return a, b, c, last_step
 
 
-# Fixed (a weak tensor assigned to a loop variable adapts to its dtype):
-# WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE = (
-#     "runtime/control_flow.py _body_output: the index of `for k in range(n)` is an int32 "
-#     "tensor standing for a Python int (weak), but a loop variable of another int dtype that "
-#     "is assigned it in the loop body keeps its dtype only through a tensor `if` (the cond "
-#     "adapts weak values), not when assigned directly: the body output is not cast. "
-#     "Reduced: `last = n; for k in range(n): last = k` with n = rt.constant(4, rt.int64) "
-#     "raises StagingError \"'last' has dtype int64 before the loop but int32 after an "
-#     "iteration\"; Python gives 3 (the same assignment inside a tensor if works)")
-
-
+# The weak index of `for k in range(n)` assigned to an int64 loop variable takes its dtype.
 @pytest.mark.parametrize("n_steps", [
     np.int32(40), np.int32(0),
-    np.int64(40),       # fixed; was a strict xfail (WEAK_INDEX_INTO_WIDER_LOOP_VARIABLE)
+    np.int64(40),
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_decay_chain(n_steps, dtype):
@@ -2024,9 +1951,9 @@ def test_return_from_inside_a_tape_block(x, n):
     check(ascend_until_large, x, n, reference_tensors=True)
 
 
-# -- the bugs above, reduced -----------------------------------------------------------------------
-# The smallest programs showing each diagnosis, so a fix is seen at once (XPASS); "(fixed)"
-# ones were fixed while this file was written and stay as regression tests.
+# -- the hard cases above, reduced ---------------------------------------------------------------
+# The smallest program of each: weak numbers retyped by loops, `if`s and probes, reversed
+# tensor ranges, zip/enumerate of tensors in generators, attributes a called method assigns.
 
 def shift_pair(n, step):
     a, b = 0, 1
@@ -2098,23 +2025,18 @@ def run_clock_inline(t_end):
 
 
 @pytest.mark.parametrize("f, args", [
-    # (fixed) WEAK_RETYPING_ONE_PASS
     pytest.param(shift_pair, (np.int32(3), np.int64(2)), id="weak-retyping-one-pass-int64"),
     pytest.param(shift_pair, (np.int32(3), np.float64(2)), id="weak-retyping-one-pass-float"),
     pytest.param(shift_pair, (np.int32(3), np.int32(2)), id="weak-retyping-default-dtype"),
-    # (fixed) WEAK_NUMBER_INTO_INNER_LOOP
     pytest.param(nested_running_sum, (f64(1, 2), np.int32(2)), id="weak-into-inner-loop"),
     pytest.param(nested_running_sum, (f32(1, 2), np.int32(2)), id="inner-loop-float32"),
-    # (fixed) PROBE_LOSES_WEAK_NUMBERS
     pytest.param(sum_nonnegative_and_keep_all, (f64(1, -2, 3),), id="probe-loses-weak"),
     pytest.param(sum_nonnegative_and_keep_all, (f32(1, -2, 3),), id="probe-float32"),
-    # (fixed) REVERSED_TENSOR_RANGE
     pytest.param(countdown_list, (np.int32(3),), id="reversed-range"),
-    # (fixed) ZIP_IN_COMPREHENSION
     pytest.param(dot_by_generator, (f32(1, 2, 3), f32(1, 2, 3)), id="zip-in-generator"),
     pytest.param(powers_by_generator, (f32(1, 2, 3), np.float32(2)),
                  id="enumerate-in-generator"),
-    pytest.param(last_index, (np.int64(4),), id="weak-index-into-int64-variable"),  # fixed
+    pytest.param(last_index, (np.int64(4),), id="weak-index-into-int64-variable"),
     pytest.param(last_index, (np.int32(4),), id="index-into-int32-variable"),
     pytest.param(run_clock, (np.float32(3.0),), id="method-assigns-attribute-in-loop"),
     pytest.param(run_clock_inline, (np.float32(3.0),), id="attribute-assigned-in-loop"),

@@ -194,13 +194,6 @@ def staging_error(f, *args, names=(), line=None, tensors=True):
 
 
 # One-line diagnoses of the bugs found (reduced reproductions at the end of the file).
-DATACLASS_RESULT = (
-    "runtime/function.py trace_into_graph/_output_leaf (runtime/nest.py knows tuples, lists, "
-    "dicts, namedtuples): a dataclass returned by a graph function is an opaque leaf, so the "
-    "caller gets it back holding the trace's symbolic tensors: `@dataclass class S: total: "
-    "object`; `def f(x): return S(x * 2.0)` gives S(total=<rt.Tensor 'multiply:0'>) "
-    "(NoValueError only when the field is used) - neither its values nor an error naming "
-    "the class at the return")
 
 # == models holding weights ======================================================================
 
@@ -823,9 +816,55 @@ def test_dataclass_and_namedtuple_from_methods(signal, threshold, tensors):
     check(summarize_signal, signal, threshold, tensors=tensors)
 
 
-@pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)
 def test_a_dataclass_returned_by_the_converted_function():
     check(signal_summary, [0.0, 1.0, 3.0, 2.0, 5.0, 1.0], 2.5, tensors=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    value: object
+    unit: str = "m"
+    scaled: object = dataclasses.field(default=None, init=False)
+
+
+def reading_from_a_branch(x):
+    if x > 0.0:
+        r = Reading(x * 2.0, "km")
+    else:
+        r = Reading(-x, "km")
+    return {"reading": r, "history": [r.value + 1.0, Reading(r.value * 3.0)]}
+
+
+@dataclasses.dataclass
+class Pair:
+    low: object
+    high: object
+
+
+def pair_carried_by_a_loop(x, n):
+    p = Pair(x, x)                # (a dataclass of tensors and numbers only, like a tuple)
+    i = 0
+    while i < n:
+        p = Pair(p.low - 1.0, p.high * 2.0)
+        i += 1
+    return p
+
+
+@pytest.mark.parametrize("x", [1.5, -1.5])
+def test_a_frozen_dataclass_from_a_branch_inside_a_dict_and_a_list(x, tensors):
+    result = check(reading_from_a_branch, x, tensors=tensors)
+    assert type(result["history"][1]) is Reading
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_a_dataclass_carried_by_a_loop_and_returned(n, tensors):
+    check(pair_carried_by_a_loop, 1.0, n, tensors=tensors)
+
+
+def test_a_dataclass_from_rt_function_keeps_its_python_fields():
+    r = rt.function(lambda x: Reading(x + 1.0, "cm"))(rt.constant(1.0))
+    assert type(r) is Reading and r.unit == "cm" and r.scaled is None
+    assert r.value.numpy() == 2.0
 
 
 # == user sequences: __len__ and __getitem__ =======================================================
@@ -1112,14 +1151,14 @@ def test_printing_an_object_with_a_str_method_in_a_loop(tensors):
     check(print_positions, 3, 10.0, 2, tensors=tensors)
 
 
-class Reading:
+class Gauge:
     """Formats itself with a repr and a format spec of its own."""
 
     def __init__(self, value):
         self.value = value
 
     def __repr__(self):
-        return f"Reading({self.value:.1f})"
+        return f"Gauge({self.value:.1f})"
 
     def __format__(self, spec):
         if spec == "raw":
@@ -1128,7 +1167,7 @@ class Reading:
 
 
 def formatting_user_objects(x):
-    r = Reading(x)
+    r = Gauge(x)
     print(r)                                    # no __str__: object.__str__ calls __repr__
     print([1, 2], r, sep=" | ")
     print(f"{r!r} {r:.2f} {r:raw} {r!s:>20}")
@@ -2518,8 +2557,7 @@ def method_of_a_local_name(n):              # the case that works: clock.tick()
     pytest.param(operator_printing_in_a_tensor_loop, (3,), id="operator-printing"),
     pytest.param(random_generator_state_not_read_by_the_caller, (5,), id="rng-state"),
     pytest.param(state_read_by_a_later_method, ([1.0, 2.0, 6.0],), id="read-by-a-later-method"),
-    pytest.param(dataclass_result, (1.0,), id="dataclass-result",
-                 marks=pytest.mark.xfail(strict=True, reason=DATACLASS_RESULT)),
+    pytest.param(dataclass_result, (1.0,), id="dataclass-result"),
     pytest.param(method_of_a_local_name, (3,), id="method-of-a-local-name"),
 ])
 def test_reduced(f, args):

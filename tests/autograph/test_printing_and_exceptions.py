@@ -1101,13 +1101,6 @@ def percent_too_few_values(x, n):
     return x
 
 
-PRINT_RETURNS_AN_OP = (
-    "autograph/operators/py_builtins.py print_ returns rt.print's Operation while tracing "
-    "(Python's print returns None): `r = print(...)` is not None, and `print(...) or cond` is "
-    "the Operation (truthy), so `while print('test', i) or i < n:` never ends while tracing "
-    "(a Python loop: the iteration limit does not apply)")
-
-
 @arg_sets((2.5,),)
 def print_returns_none(x):
     r = print("value", x)
@@ -1204,13 +1197,6 @@ def print_with_flush(out, x, n):
     for i in range(n):
         print("tick", i, x, file=out, flush=True)
     return x
-
-
-OBJECTS_HOLDING_TENSORS = (
-    "runtime/ops/logging_ops.py _split_tensors finds tensors only through nest (lists, tuples, "
-    "dicts, namedtuples); a user object holding tensors is printed with str() when the graph "
-    "runs, over the symbolic tensors it held while tracing: a dataclass (whose generated "
-    "__repr__ has no source to convert) shows \"Stats(mean=<rt.Tensor 'x:0' ...>)\"")
 
 
 class Account:
@@ -1344,10 +1330,10 @@ def print_then_a_helper_raises(x):
     fstring_of_an_fstring,
     format_builtin,
     known_bug(percent_star_width, STAR_WIDTH, tensors=True),
-    print_returns_none,                 # fixed; was a known bug (PRINT_RETURNS_AN_OP)
+    print_returns_none,                 # None while tracing too, as Python's print
     known_bug(while_test_that_prints, WHILE_TEST_PRINTS_TWICE, tensors=True),
     known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
-    known_bug(print_a_dataclass, OBJECTS_HOLDING_TENSORS, tensors=True),
+    print_a_dataclass,                  # a dataclass is a nested structure (runtime/nest.py)
     print_an_object_with_a_repr,
     known_bug(assert_message_with_a_side_effect, ASSERT_MESSAGE_RUNS_WHEN_PASSING,
               tensors=True),

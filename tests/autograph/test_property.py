@@ -311,8 +311,7 @@ def test_random_programs_behave_the_same_converted(source, x, y, static_y, z):
 # -- regressions: programs the property found, pasted as they were generated ------------
 
 REGRESSIONS = [
-    # The first program found (shrunk): conversion failed with "no binding for nonlocal"
-    # (a return inside nested loops), fixed since.
+    # The first program found (shrunk): a return inside nested loops.
     pytest.param("""
         def f(x, y):
             a = 0
@@ -350,8 +349,8 @@ REGRESSIONS = [
             a += a
             return a, b, c, d, 0
         """, 3, 2, False, None, id="return-in-nested-loops"),
-    # The true branch (traced first) set `a = 6`; the elif test then read 6, not 0, so
-    # 'p0' was never printed (a variable dead after an `if` was not part of its state).
+    # The elif test reads 0, not the `a = 6` of the true branch (traced first), so 'p0' is
+    # printed: a variable dead after an `if` is still state of its branches.
     pytest.param("""
         def f(x, y):
             a = 0
@@ -384,8 +383,8 @@ REGRESSIONS = [
             a = b // 3
             return a, b, c, d, 0
         """, 2, 2, False, None, id="elif-test-sees-true-branch-write"),
-    # A silently wrong result (reduced from a 66-line program): the else branch returned
-    # the `a` the true branch doubled, for the same reason.
+    # Reduced from a 66-line program: the else branch returns `a`, not the `a` the true
+    # branch doubled, for the same reason.
     pytest.param("""
         def f(x, y):
             b = 1
@@ -400,8 +399,8 @@ REGRESSIONS = [
             a = 5 // 4
             return a, b, c, d, 0
         """, 5, -6, False, None, id="return-sees-true-branch-write"),
-    # `c = (b + b) % 97` in the elif leaked out of its branch: the outer `if` carries c
-    # (its true branch returns c first) but the elif, where c is dead, does not.
+    # `c = (b + b) % 97` in the elif stays in its branch, though the outer `if` carries c
+    # (its true branch returns c first) and the elif, where c is dead, does not.
     pytest.param("""
         def f(x, y):
             a = 0
@@ -443,8 +442,8 @@ REGRESSIONS = [
             return a, b, c, d, 0
         """, 0, 3, False, None, id="nested-if-leaks-enclosing-state"),
     # (Reduced from 21 programs of the float/list grammar.) A tensor `if` inside a tensor
-    # loop gave back a copy of the empty list its branches never appended to (each branch
-    # starts from a copy), so the loop saw `l1` "changed" and raised a StagingError.
+    # loop whose branches never append to the empty list `l1` leaves it unchanged for the
+    # loop (each branch starts from a copy of it).
     pytest.param("""
         import runtime as rt
 

@@ -208,9 +208,7 @@ def test_imbalanced_lifetime_under_a_tensor_condition_is_a_staging_error(f, miss
     assert "branch" in str(info.value)
 
 
-# Fixed; was a strict xfail: "`i = 1; if c: del i; else: del i; return i` with a tensor c
-# raises StagingError \"'i' is <undefined i> in the true branch and <undefined i> in the
-# false branch; a value that differs ... must be a tensor\" (Python: UnboundLocalError)"
+# Python raises UnboundLocalError; the error names 'i', not '<undefined i>' values that differ
 @pytest.mark.parametrize("c", [True, False])
 def test_variable_deleted_in_both_branches_of_a_tensor_if(c):
     with pytest.raises((UnboundLocalError, ag.StagingError)) as info:
@@ -892,16 +890,8 @@ def test_returns_and_try(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
 
-# Fixed (the value is computed before the flag is set):
-# RETURN_SETS_FLAG_BEFORE_VALUE = (
-#     "converters/return_statements: `return g()` becomes `do_return = True; retval_ = g()`, "
-#     "so when g() raises and an `except` around the return catches it, the function "
-#     "still counts as returned: `try: return g() except ValueError: pass; return 1` "
-#     "returns None instead of 1 (set the flag after the value is computed); after a tensor "
-#     "`if c: return 2` (c = rt.constant(False)) it silently returns 0")
-
-
-# Fixed; was a strict xfail (RETURN_SETS_FLAG_BEFORE_VALUE, above)
+# A `return g()` whose g() raises into an `except` has not returned: the function goes on
+# to `return 1`.
 def test_raise_during_return_caught():
     assert_equivalent(raise_during_return_caught, tensors=False)
 
@@ -910,7 +900,6 @@ def test_raise_during_return_caught_in_tail_when_the_if_returns(tensors):
     assert_equivalent(raise_during_return_caught_in_tail, True, tensors=tensors)
 
 
-# Fixed; was a strict xfail (RETURN_SETS_FLAG_BEFORE_VALUE, above)
 def test_raise_during_return_caught_in_tail(tensors):
     assert_equivalent(raise_during_return_caught_in_tail, False, tensors=tensors)
 
@@ -1385,9 +1374,7 @@ def test_filtered_list_comprehension_with_python_values():
     assert_equivalent(filtered_squares, [1, 2, 3], tensors=False)
 
 
-# Fixed; was a strict xfail: "runtime/tensor.py Tensor.__bool__: a comprehension's `if` on a
-# symbolic tensor inside converted code says 'Decorate the function with autograph.convert'
-# although it is converted; it should say comprehensions stay Python and to write a loop"
+# comprehensions stay Python; the message says so, not to decorate the (converted) function
 def test_filtered_list_comprehension_over_symbolic_tensors_says_to_use_a_loop():
     with pytest.raises(TypeError) as info:
         ag.convert(filtered_squares)(rt.constant(np.array([1, 2, 3], np.int32)))

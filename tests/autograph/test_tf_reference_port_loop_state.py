@@ -460,20 +460,11 @@ def test_variable_violating_its_shape_invariant():
     check(info.value, for_violates_shape_invariant, "for i in items", "'t'")
 
 
-STRUCTURE_MESSAGES = (
-    "autograph/operators/control_flow.py: a loop variable changing structure is reported "
-    "in rt.while_loop's words, \"tensor loop: the body must return the structure of the "
-    "loop variables [*, {'a': *}], got (*, *) (outputs: i, s)\", without saying which "
-    "variable changed (other loop errors say \"'v' has dtype int32 before the loop but "
-    "float32 after an iteration\"): `s = {'a': rt.constant(0)}; while i < n: s = "
-    "rt.constant(7.0); i += 1`")
-
-
 def test_variable_changing_structure_with_python_bounds():
     assert_equivalent(while_changes_structure, 2, tensors=False)
 
 
-# Fixed; was a strict xfail (STRUCTURE_MESSAGES)
+# the error names the variable that changed, as other loop errors do
 def test_variable_changing_structure():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(while_changes_structure)(rt.constant(2))
@@ -486,7 +477,7 @@ def test_list_grown_by_concatenation_in_a_python_loop(values):
 
 
 @pytest.mark.parametrize("values", [
-    [1, 2, 3], [4], []])         # [] fixed; was a strict xfail (EMPTY_STATIC_PROBE)
+    [1, 2, 3], [4], []])
 def test_list_grown_by_concatenation_in_a_tensor_loop(values):
     # TensorFlow: "'s' does not have the same nested structure"; here `s + [x]` on a list
     # in a tensor loop makes a tensor list (README), returned stacked.
@@ -808,7 +799,6 @@ def test_composite_initialized_in_a_loop_that_runs_zero_times():
     assert_equivalent(item_initialized_in_loop, 6, 10, tensors=False)      # {}
 
 
-# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP)
 @pytest.mark.parametrize("f, name", [(attribute_initialized_in_loop, "tc.sub"),
                                      (item_initialized_in_loop, "d[k]")])
 def test_composite_initialized_in_a_tensor_loop(f, name):
@@ -836,10 +826,7 @@ def test_item_with_literal_key_set_in_a_tensor_loop(n):
     assert_equivalent(item_with_literal_key_set_in_loop, n, 5, tensors=True)
 
 
-# Fixed; was a strict xfail: "`d[k] = x + 1` where the key variable k is assigned inside the
-# loop body is not carried as loop state: the body's tensor leaks out, ValueError 'Tensor
-# add:0 ... belongs to graph while_body'" (an empty dict filled in the loop is a StagingError
-# naming it now)
+# the key k is assigned in the body; no tensor of the body leaks out
 @pytest.mark.parametrize("n", [0, 4])
 def test_item_with_key_set_in_a_tensor_loop(n):
     assert_python_result_or_staging_error(item_with_key_set_in_loop,
@@ -935,7 +922,6 @@ def test_attribute_first_set_in_a_for():
     assert_equivalent(attribute_first_set_in_for, range(5), rt.constant(10), tensors=False)
 
 
-# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP)
 def test_attribute_first_set_in_a_tensor_for():
     assert_python_result_or_staging_error(
         attribute_first_set_in_for, (rt.constant(i32(0, 1, 2, 3, 4)), 0), "tc.x",
@@ -1218,8 +1204,6 @@ def test_jumps_in_tensor_loops_that_grow_lists(f, x):
     assert_same_stacked(f, rt.constant(x))
 
 
-# Fixed; was a strict xfail: "`return v` inside a tensor loop that grows the list v fails
-# while tracing: the hidden return value is not made a tensor list like v"
 @pytest.mark.parametrize("x", [0, 3, 4])
 def test_return_of_a_list_grown_in_a_tensor_loop(x):
     assert_same_stacked(return_in_with_in_loop_collects, rt.constant(x))
@@ -1540,7 +1524,7 @@ def dataset_of(values):
 @pytest.mark.parametrize("f", [
     print_each, print_each_of_iter, digits_of, digits_of_iter, sum_and_product,
     digits_until_large, first_element_by_return, next_of_iter, two_nexts,
-    resumed_iterator])      # Fixed; was a strict xfail (BREAK_CONSUMES_AN_ELEMENT)
+    resumed_iterator])      # a `break` consumes no further element
 @pytest.mark.parametrize("values", [[0, 1, 2, 3, 4, 5, 6], [3, 4]], ids=len)
 def test_datasets(f, values):
     # TensorFlow: a return inside a data set loop is NotImplementedError; here the loop

@@ -463,7 +463,6 @@ def effectively_unconditional_return_in_for(items):
     [continue_in_for, break_in_for, unconditional_return_in_for,
      effectively_unconditional_return_in_for],
     [[], [1], [2, 1], [2, 4, 3], [2, 4, 6, 1]], SEQ_KINDS))
-# (empty tensors with a return: fixed; were strict xfails, EMPTY_STATIC_PROBE)
 def test_loop_control_in_a_single_for(f, values, kind):
     # TensorFlow skips the returns for empty inputs ("undefined symbols require at least
     # one iteration"); here `s` is defined before the loop, so they work as in Python.
@@ -859,15 +858,8 @@ def test_while_with_local_variable(x, tensors):
     assert_equivalent(while_with_local_variable, x, tensors=tensors)
 
 
-LATE_BINDING = (
-    "converters/control_flow (for over a Python iterable): a loop target not used after "
-    "the loop is made local to the generated loop_body (`def loop_body(itr): i = itr`), "
-    "so a closure made in the body captures that iteration's value instead of the "
-    "function's variable: `fns = []; for i in [1, 2]: fns.append(lambda: i)` then "
-    "`[g() for g in fns]` is [1, 2] converted, [2, 2] in Python (late binding)")
-
-
-# Fixed; was a strict xfail (LATE_BINDING): captured variables stay the function's own
+# Closures made in a loop body capture the function's variable, not the iteration's value
+# (late binding): `[g() for g in fns]` is [2, 2] as in Python.
 @pytest.mark.parametrize("values", [[1, 2], [1, 2, 3]])
 def test_lambdas_made_in_a_loop_see_the_last_value(values):
     assert_equivalent(lambdas_made_in_loop, values, tensors=False)
@@ -878,9 +870,7 @@ def test_lambdas_with_defaults_made_in_a_loop(values):
     assert_equivalent(lambdas_with_defaults_made_in_loop, values, tensors=False)
 
 
-# Fixed; was a strict xfail: "a list of lambdas grown in a tensor loop fails with TypeError
-# 'Cannot convert <function ...loop_body.<locals>.<lambda>> of type function to a tensor':
-# it names generated code, not the list 'fns' nor the user's line"
+# the error names the list 'fns' and the user's line, not generated code
 def test_lambdas_appended_in_a_tensor_loop_is_a_clear_error():
     with pytest.raises(ag.StagingError) as info:
         ag.convert(lambdas_made_in_loop)(rt.constant(i32(1, 2)))
@@ -897,7 +887,6 @@ def test_while_initializes_local_variable(x):
     assert_equivalent(while_initializes_local, x, tensors=False)
 
 
-# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP): a StagingError names it
 @pytest.mark.parametrize("x", [1, 2])
 def test_while_initializes_local_variable_with_a_tensor(x):
     # `if x > 0` is always true inside `while x > 0`, but with a tensor x the graph has
@@ -907,7 +896,6 @@ def test_while_initializes_local_variable_with_a_tensor(x):
         ("while x > 0", "if x > 0:", "y += 1"))
 
 
-# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP): a StagingError names it
 @pytest.mark.parametrize("values", [[1], [1, 2], [3, 5, 7]])
 def test_for_initializes_local_variable_over_a_tensor(values):
     assert_python_result_or_staging_error(
@@ -942,7 +930,7 @@ def test_for_defines_target(n, make, tensors):
 
 
 @pytest.mark.parametrize("make, tensors", product(
-    [range, rt.range], [False, True]))  # rt.range(0) fixed; was a strict xfail
+    [range, rt.range], [False, True]))
 def test_for_defines_target_zero_iterations(make, tensors):
     # TensorFlow returns (0, 0) for tf.range(0) ("deviating from the normal Python
     # semantics"); this project follows Python: the target is unbound.
@@ -1389,7 +1377,6 @@ def test_loop_initializing_a_loop_variant_with_python_bounds(n):
     assert_equivalent(loop_initializing_variant, n, tensors=False)
 
 
-# Fixed; was a strict xfail (READ_BEFORE_ASSIGNED_IN_LOOP): a StagingError names it
 @pytest.mark.parametrize("n", [1, 2])
 def test_loop_initializing_a_loop_variant_with_a_tensor_bound(n):
     # TensorFlow: "'a' must be defined before the loop". The else branch reads `a`,

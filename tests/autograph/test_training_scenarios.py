@@ -24,45 +24,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from equivalence import assert_equivalent  # noqa: E402
 from grad_testing import FLOW_MODES, check_flow_gradients, numeric_gradient  # noqa: E402
 
-# -- diagnoses of the bugs these tests found ------------------------------------------------
+# -- diagnoses of the known bugs (strict xfails) ---------------------------------------------
 
-VARIABLE_READ_AT_GRADIENT_TIME = (
-    "runtime/gradients/function_grad.py: the call gradient recomputes the converted "
-    "function's forward pass and reads its variables when the gradient is taken, not the "
-    "values the forward call read (a variable assigned after the call - an optimizer "
-    "step between two gradients of a persistent tape, or a later call of a function that "
-    "updates state - changes the gradient); eager tapes and TensorFlow use forward values")
-PY_FUNCTION_HAS_NO_GRADIENT = (
-    "runtime/ops/logging_ops.py: py_function is registered without a gradient, so a tape "
-    "raises LookupError; TensorFlow's py_function is documented as once-differentiable")
-PY_FUNCTION_DROPPED_IN_CALL = (
-    "runtime/function.py _replayed_values: a py_function output inside a converted function "
-    "is fed to the call gradient as a replayed constant, so its contribution to the "
-    "gradient is silently dropped (eagerly the same program raises LookupError)")
-LIST_RESET_IN_LOOP = (
-    "autograph/operators/control_flow.py _initial_state: every non-empty Python list a "
-    "tensor loop carries becomes a TensorList, also one the body only reassigns "
-    "(acc = [a + g for ...]); TensorFlow carries it as a nested structure, so gradient "
-    "accumulation over variables of different shapes is a StagingError")
-APPENDED_ROW_OVERWRITTEN = (
-    "runtime/passes/memory.py (with the fast executor): in a while body, a row appended to "
-    "a list (kept by the `append` accumulator until the loop ends) is overwritten in place "
-    "by a later elementwise op reading it (reuse/donate of its array): `pre.append(z); "
-    "h = tanh(z)` returns tanh(z) as the rows")
 RANDOM_REDRAWN_IN_SUBGRAPHS = (
     "runtime/function.py _replayed_values: only random ops at a converted function's top "
     "level (and in functions it calls) are replayed to its call gradient; one inside a "
     "tensor `if` or loop (a cond/while sub-graph) is drawn again by the recomputation, so "
     "the gradient uses another dropout mask / noise than the forward pass")
-WATCH_ORDER_OF_CALLS = (
-    "runtime/gradients/tape.py _record: the variables a call op reads (_variables_read, a "
-    "set) are watched in set-iteration order, so watched_variables() and implicit_gradients "
-    "of a converted function list them in read order on the tracing call and in an "
-    "arbitrary order on later calls")
-MINIMIZE_CALLABLE_VAR_LIST = (
-    "runtime/optimizers.py Optimizer.minimize: a callable var_list (Keras' documented form "
-    "for models whose variables the loss creates) is a TypeError: 'function' object is not "
-    "iterable")
 
 F64 = rt.float64
 
@@ -270,11 +238,10 @@ def rows_then_update(x, n):
     return rt.stack(rows), h
 
 
-# The default executor with the default passes (the memory plan) gets these wrong; each
-# configuration is set explicitly, so the test means the same under RT_EXECUTOR/RT_OPTIMIZE.
+# The memory plan must not let a later op of the body write over an appended row's array;
+# each configuration is set explicitly, so the test means the same under
+# RT_EXECUTOR/RT_OPTIMIZE.
 CONFIGURATIONS = [
-    # Fixed; was a strict xfail: APPENDED_ROW_OVERWRITTEN (memory.plan now treats the rows
-    # a while loop appends as escaping its body).
     pytest.param("fast", rt.config.DEFAULT_PASSES, id="default"),
     pytest.param("fast", rt.config.DEFAULT_PASSES - {"memory"}, id="no-memory-plan"),
     pytest.param("plain", rt.config.DEFAULT_PASSES, id="plain"),
@@ -501,9 +468,8 @@ def test_gradient_uses_forward_values_of_variables_eagerly():
     assert _gradient_after_reassigning(lambda x, v: x * v) == [3.0, 2.0]
 
 
-# Fixed; was a strict xfail: VARIABLE_READ_AT_GRADIENT_TIME
 def test_call_gradient_uses_forward_values_of_variables():
-    """Minimal: returns [10.0, 2.0], the variable's value when the gradient is taken."""
+    """Not [10.0, 2.0], the variable's value when the gradient is taken."""
     assert _gradient_after_reassigning(ag.convert(lambda x, v: x * v)) == [3.0, 2.0]
 
 
@@ -533,7 +499,6 @@ def test_persistent_tape_with_an_optimizer_step_between_gradients_eagerly():
     np.testing.assert_allclose(_persistent_tape_with_a_step_between(False), want)
 
 
-# Fixed; was a strict xfail: VARIABLE_READ_AT_GRADIENT_TIME
 def test_persistent_tape_with_an_optimizer_step_between_gradients_of_calls():
     np.testing.assert_allclose(_persistent_tape_with_a_step_between(True),
                                _persistent_tape_with_a_step_between(False))
@@ -559,9 +524,8 @@ def test_function_updating_its_state_eagerly():
     assert _stateful_scale_twice(False) == (7.5, [3.0, 6.0])     # 2x (1/1 + 1/2)
 
 
-# Fixed; was a strict xfail: VARIABLE_READ_AT_GRADIENT_TIME
 def test_converted_function_updating_its_state():
-    """Returns (7.5, [2.0, 4.0]): both recomputations divide by the final count 2."""
+    """Each call's gradient divides by that call's count, not both by the final count 2."""
     assert _stateful_scale_twice(True) == (7.5, [3.0, 6.0])
 
 
@@ -572,7 +536,7 @@ def log_huber(x, m):
     return m ** 2 * (1 - 2 * rt.log(m) + rt.log(x ** 2))
 
 
-# Fixed; was a strict xfail: PY_FUNCTION_HAS_NO_GRADIENT
+# TensorFlow's py_function is documented as once-differentiable.
 def test_py_function_is_differentiable():
     x, m = rt.constant(1.0), rt.constant(2.0)
     with rt.GradientTape() as tape:
@@ -581,9 +545,8 @@ def test_py_function_is_differentiable():
     assert float(tape.gradient(y, x)) == 2.0
 
 
-# Fixed; was a strict xfail: PY_FUNCTION_DROPPED_IN_CALL
 def test_py_function_inside_a_converted_function_under_a_tape():
-    """Returns 6.0 (only x * x): the py_function's 2.0 is dropped without an error."""
+    """The py_function's gradient (2.0) adds to x * x's (6.0)."""
     @ag.convert
     def f(x):
         return rt.py_function(lambda t: t * 2.0, [x], rt.float32) + x * x
@@ -830,9 +793,8 @@ def test_implicit_gradients_list_variables_in_read_order_eagerly():
     assert _watched_in_read_order(False) == [READ_ORDER] * 4
 
 
-# Fixed; was a strict xfail: WATCH_ORDER_OF_CALLS
 def test_implicit_gradients_list_variables_in_read_order_through_a_call():
-    """The tracing call lists them in read order; a cached call in set-iteration order."""
+    """The cached call too, not in set-iteration order."""
     assert _watched_in_read_order(True) == [READ_ORDER] * 4
 
 
@@ -1293,15 +1255,14 @@ def test_gradient_accumulation_in_a_tuple_matches_eager():
     assert accumulation_run(list, False) == want and want[2] < want[0]
 
 
-# Fixed; was a strict xfail: LIST_RESET_IN_LOOP
+# A list the loop body only reassigns is carried as a nested structure, as in TensorFlow.
 def test_gradient_accumulation_in_a_list_matches_eager():
     np.testing.assert_allclose(accumulation_run(list, True), accumulation_run(list, False),
                                rtol=1e-12)
 
 
-# Fixed; was a strict xfail: LIST_RESET_IN_LOOP
 def test_a_list_reassigned_in_a_tensor_loop():
-    """Minimal: StagingError 'the list acc ... becomes a tensor list' (shapes (2,), ())."""
+    """Minimal: the list holds elements of shapes (2,) and ()."""
     @ag.convert
     def add_ones(a, b, n):
         acc = [a, b]
@@ -1412,7 +1373,6 @@ def test_a_learning_rate_variable_decayed_between_converted_steps():
     assert want[:2] == [5.0, pytest.approx(3.2)]
 
 
-# Fixed; was a strict xfail: MINIMIZE_CALLABLE_VAR_LIST
 def test_minimize_with_a_callable_var_list():
     """Keras: pass var_list as a callable when the loss creates the model's variables."""
     rt.random.set_seed(0)

@@ -6,8 +6,7 @@ with Python and with tensor arguments; misuse that TensorFlow's AutoGraph reject
 raise the documented error naming the variable and the user's file:line.
 
 Data is int32 / float32 (TensorFlow's defaults) unless a test is about other dtypes.
-Failures found are kept as strict xfails (`known_bug`) with a one-line diagnosis until
-fixed; the ones fixed stay below, each with the diagnosis it had."""
+A failure found is a strict xfail (`known_bug`) with a one-line diagnosis."""
 import collections
 import functools
 import inspect
@@ -1774,11 +1773,9 @@ def test_f_strings_are_strings(f, tensors):
     assert_equivalent(f, 2, tensors=tensors)
 
 
-# -- bugs these programs found (all fixed; each keeps its diagnosis) ----------------------
+# -- walrus, annotations, early returns, loop variables retyped, data sets of arguments ----
 
-# Fixed: a name bound by `:=` in a while condition was neither declared nonlocal in the
-# generated loop_test nor carried as loop state (UnboundLocalError even with Python
-# values; `j := ...` came back <undefined j>).
+# A name bound by `:=` in a while condition is loop state, with Python values too.
 
 
 def walrus_in_while_condition(n):
@@ -1795,9 +1792,8 @@ def walrus_binds_new_name_in_condition(n):
     return i, j
 
 
-# Fixed: an annotated assignment (`y: float = ...`) to a name the if/loop carries was
-# emitted next to `nonlocal y` in the generated branch/body function: SyntaxError
-# "annotated name 'y' can't be nonlocal".
+# An annotated assignment (`y: float = ...`) to a name the if/loop carries (Python forbids
+# annotating a nonlocal name).
 
 
 def annotated_in_branches(x):
@@ -1839,9 +1835,8 @@ def counts_by_slot(n):
     return counts
 
 
-# Fixed: `if c: return a` followed by `return b` was not collapsed into if/else, so code
-# after an enclosing Python `if` whose body always returns was guarded by a tensor
-# do_return and traced: the trailing `raise` fired while tracing.
+# Code after a Python `if` whose body always returns (through a tensor `if c: return a`
+# then `return b`) is not traced: the trailing `raise` must not fire.
 
 def activation(x, kind):
     if kind == "relu":
@@ -1861,8 +1856,8 @@ def tree_reduce(tree, x):
     return tree * x
 
 
-# Fixed: a Python-number loop variable was a strong int32/float32 placeholder inside the
-# body, so a tensor `if` in the body that assigned it an int64/float64 tensor raised.
+# A Python-number loop variable is weakly typed in the body: a tensor `if` may assign it an
+# int64/float64 tensor.
 
 
 def smallest_so_far(v):
@@ -1881,8 +1876,7 @@ def last_match(v, target):
     return found
 
 
-# Fixed: Dataset.from_tensor_slices called .numpy() on its inputs, so a data set built
-# from the function's (symbolic) arguments could not be traced.
+# A data set built from the function's (symbolic) arguments.
 
 
 def mean_loss_of_batches(features, labels):
@@ -1963,9 +1957,8 @@ def test_python_list_indexed_by_a_tensor_in_a_loop_says_so():
     assert "test_user_scenarios.py:" in str(info.value)
 
 
-# Fixed: falling off the end of a function whose other path returns from a tensor `if`
-# gave a zeros placeholder (0) in the graph instead of the StagingError an explicit
-# `return None` gets.
+# Falling off the end of a function whose other path returns from a tensor `if` is the
+# StagingError an explicit `return None` gets.
 
 def positive_or_nothing(x):
     if x > 0:
@@ -1988,8 +1981,7 @@ def test_implicit_none_return_is_not_a_silent_zero(f, arg):
         converted(rt.constant(arg))
 
 
-# Fixed: a return-value mismatch was reported on the generated 'retval_', at the `def`
-# line, with the generated `if not do_return` as 'the true branch'. (Returning 1 on one
+# A return-value mismatch names the user's `if`, not generated names. (Returning 1 on one
 # path and 2.5 on the other is no error: Python numbers are weakly typed, the graph
 # returns a float32.)
 
@@ -2007,9 +1999,9 @@ def test_mismatched_return_values_name_the_users_if(f):
     assert_names(info.value, f, "if x > 0")
 
 
-# Fixed: a list grown in a tensor loop becomes a tensor list whose element dtype is
-# fixed by its first element; later elements of another dtype were silently cast
-# (1.5 -> 1). Now a StagingError naming the list and the line (TF raises too).
+# A list grown in a tensor loop becomes a tensor list whose element dtype is fixed by its
+# first element; an element of another dtype is a StagingError naming the list and the
+# line (TF raises too), never cast (1.5 -> 1).
 
 
 def mixed_numbers_in_list(n):
@@ -2036,9 +2028,8 @@ def test_list_elements_of_another_dtype_are_not_silently_cast(f, line):
     assert_names(info.value, f, line, "'xs'")
 
 
-# Fixed: a list grown in a tensor loop by `+=`/`+`/extend/insert gave an internal
-# TypeError ('_ProbeList') or a leaked-tensor ValueError. They now work like append
-# (TF rejects them).
+# A list grown in a tensor loop by `+=`/`+`/extend/insert works like append (TF rejects
+# them).
 
 
 def grow_by_plus_equals(n):

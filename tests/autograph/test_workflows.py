@@ -1,8 +1,7 @@
 """Inspection and deployment workflows as a user runs them: the command line on the user's own
 files (--dump, --graph with --args), converted functions saved with rt.saved and loaded back
 (here and in a fresh process), rt.viz.to_dot pictures of converted control flow, and
-ag.to_code. Bugs found were strict xfails whose reason named the module and the diagnosis;
-all are fixed, and each test keeps its diagnosis as a comment."""
+ag.to_code."""
 import ast
 import importlib.util
 import inspect
@@ -151,9 +150,7 @@ def test_dump_by_qualified_name(tmp_path, capsys, qualname, start):
     ("::outer.inner", "no function named 'outer.inner'"),
     ("::CONST", "'CONST' in"),
     ("::rt", "'rt' in"),
-    # Fixed; was a strict xfail: _resolve accepted any callable, so a class went to
-    # to_code and failed with exit 1 instead of the exit-2 'is not a function' error.
-    ("::Model", "'Model' in"),
+    ("::Model", "'Model' in"),                       # a class: 'is not a function'
 ])
 def test_unknown_or_unsuitable_names_are_a_one_line_error_exit_2(tmp_path, capsys, suffix,
                                                                  message):
@@ -167,8 +164,6 @@ def test_unknown_or_unsuitable_names_are_a_one_line_error_exit_2(tmp_path, capsy
     lambda tmp: tmp / "missing.py",
     lambda tmp: tmp / "missing_dir" / "prog.py",
     lambda tmp: tmp,                                  # a directory
-    # Fixed; was a strict xfail: _load_module called module_from_spec(None) for a file
-    # without the .py suffix (an AttributeError traceback).
     lambda tmp: write(tmp, "notes.txt", "x = 1\n"),
 ], ids=["missing-file", "missing-directory", "a-directory", "not-a-py-file"])
 def test_files_that_cannot_be_loaded_are_a_one_line_error_exit_2(tmp_path, capsys, make):
@@ -199,10 +194,7 @@ def test_sibling_modules_imported_at_module_level(tmp_path, capsys):
     assert "multiply" in out and "wf_sibling_helper.py:2" in out and "wf_sibling_user.py:7" in out
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _load_module takes the file's directory
-# off sys.path right after the import, so an `import` inside the function (run while --graph
-# traces) fails with a ModuleNotFoundError traceback although `python FILE.py` finds the
-# module
+# the import runs while --graph traces, and finds the module as `python FILE.py` does
 def test_sibling_module_imported_inside_the_function_when_traced(tmp_path, capsys):
     write(tmp_path, "wf_lazy_helper.py", "def double(x):\n    return x * 2\n")
     src = write(tmp_path, "wf_lazy_user.py", """\
@@ -220,9 +212,7 @@ def test_sibling_module_imported_inside_the_function_when_traced(tmp_path, capsy
     assert "multiply" in out and "wf_lazy_helper.py:2" in out, out
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _load_module imports a file of a package
-# (beside an __init__.py) as a top-level module, so its relative imports raise an ImportError
-# traceback
+# a file beside an __init__.py is imported as part of its package
 def test_a_package_file_with_relative_imports(tmp_path, capsys):
     write(tmp_path, "wf_relpkg/__init__.py", "")
     write(tmp_path, "wf_relpkg/helper.py", "def double(x):\n    return x * 2\n")
@@ -239,9 +229,6 @@ def test_a_package_file_with_relative_imports(tmp_path, capsys):
     assert dump_names(capsys, src) == ["f"]
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: a SyntaxError in the user's file escapes
-# main() as a traceback through the CLI's own frames instead of a one-line 'autograph: error:
-# FILE:LINE: ...'
 def test_a_file_with_a_syntax_error_is_a_one_line_error(tmp_path, capsys):
     src = write(tmp_path, "wf_syntax.py", "import autograph as ag\n\n@ag.convert\n"
                                           "def f(x)\n    return x\n")
@@ -252,9 +239,6 @@ def test_a_file_with_a_syntax_error_is_a_one_line_error(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("exception", [
-    # Fixed; were strict xfails: an exception other than TypeError/ValueError raised while
-    # importing the user's file escaped main() as a traceback, and a ValueError was
-    # reported without the file or line it came from.
     "RuntimeError",
     "ValueError",
 ])
@@ -290,17 +274,12 @@ class Model:
 '''
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _converted_functions looks for
-# _ag_converted on the class attribute, which for a converted staticmethod/classmethod is the
-# staticmethod/classmethod wrapper, so --dump silently leaves them out
 def test_dump_lists_converted_static_and_class_methods(tmp_path, capsys):
     src = write(tmp_path, "wf_static_dump.py", STATIC)
     assert dump_names(capsys, src) == ["Model.stat", "Model.build", "Model.step"]
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _traced_graph binds every Class.attr to a
-# new instance, so a staticmethod gets the instance as an extra argument: 'stat(): too many
-# positional arguments'
+# a staticmethod is called without an instance
 def test_graph_of_a_static_method(tmp_path, capsys):
     src = write(tmp_path, "wf_static_graph.py", STATIC)
     code, out, err = cli(capsys, f"{src}::Model.stat", "--graph", "--args", "[3]")
@@ -308,8 +287,6 @@ def test_graph_of_a_static_method(tmp_path, capsys):
     assert out.startswith("graph stat(x: i32[]) {") and "while" in out
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _resolve looks methods up in the class
-# __dict__ only, so an inherited Child.method is 'no function named' (exit 2)
 def test_an_inherited_method_by_qualified_name(tmp_path, capsys):
     src = write(tmp_path, "wf_inherit.py", """\
         import autograph as ag
@@ -338,9 +315,8 @@ def test_dump_without_a_name_skips_what_is_not_converted(tmp_path, capsys):
     assert "no function in" in err and "::NAME" in err and err.count("\n") == 1
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _converted_functions checks __module__ for
-# classes but not for functions, so a converted function imported from another module is
-# dumped as if the file defined it (and makes a bare --graph ambiguous)
+# a converted function imported from another module is not the file's (and does not make a
+# bare --graph ambiguous)
 def test_dump_lists_only_the_functions_of_the_file(tmp_path, capsys):
     write(tmp_path, "wf_lib_converted.py", """\
         import autograph as ag
@@ -360,8 +336,6 @@ def test_dump_lists_only_the_functions_of_the_file(tmp_path, capsys):
     assert dump_names(capsys, src) == ["mine"]
 
 
-# Fixed; was a strict xfail: autograph/__main__.py: _converted_functions lists every module
-# attribute, so a second name bound to the same converted function dumps it twice
 def test_dump_lists_an_aliased_function_once(tmp_path, capsys):
     src = write(tmp_path, "wf_alias.py", """\
         import autograph as ag
@@ -424,10 +398,8 @@ def test_unicode_identifiers_and_strings_and_very_long_lines(tmp_path, capsys):
     assert "wf_unicode.py:18" in out and "wf_unicode.py:19" in out
 
 
-# Fixed; was a strict xfail: autograph/pyct (qual_names.resolve and the other recursive
-# visitors, then ast.unparse): an expression of a few hundred chained operators, which Python
-# compiles and runs, exhausts the recursion limit: a RecursionError traceback, not a
-# conversion or a one-line ConversionError
+# Python compiles and runs a few hundred chained operators: a conversion or a one-line
+# ConversionError, never a RecursionError traceback
 def test_a_long_chained_expression(tmp_path, capsys):
     terms = " + ".join(str(i) for i in range(1, 400))
     src = write(tmp_path, "wf_long_expression.py",
@@ -497,10 +469,7 @@ def test_graph_of_a_function_with_an_input_signature_needs_no_args(tmp_path, cap
     assert code == 1 and "does not match the input_signature" in err and err.count("\n") == 1
 
 
-# Fixed; was a strict xfail: autograph/pyct/loader.py: the source map is built from statements
-# only, and a converted lambda is an expression in a generated assignment without an origin:
-# its source map is empty, so its ops take the origin of the caller (<frozen runpy> under the
-# CLI) instead of the lambda's line
+# the lambda's line, not its caller's (<frozen runpy> under the CLI)
 def test_ops_of_a_converted_lambda_point_at_the_lambda(tmp_path, capsys):
     src = write(tmp_path, "wf_lambda_origin.py", """\
         import autograph as ag
@@ -523,10 +492,8 @@ def test_the_dot_file_of_the_graph_is_written(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", [
-    # Fixed; were strict xfails: _show_graph caught only GraphvizNotFound, so an OUT in a
-    # missing directory (FileNotFoundError) or with an extension dot cannot draw
-    # (RuntimeError) gave a traceback.
-    "no_dir/g.dot",
+    "no_dir/g.dot",                                  # a missing directory
+    # an extension dot cannot draw
     pytest.param("g.txt", marks=pytest.mark.skipif(not HAS_DOT,
                                                    reason="Graphviz's dot is not installed")),
 ])
@@ -537,9 +504,8 @@ def test_an_output_the_graph_cannot_be_written_to_is_a_one_line_error(tmp_path, 
     assert err.startswith("autograph: error: ") and err.count("\n") == 1
 
 
-# Fixed; was a strict xfail: runtime/traceback_utils.py: under `python -m autograph` no user
-# frame is on the stack when placeholders and returned constants are made, and the frame
-# search takes <frozen runpy> for the user's line: the graph shows '<frozen runpy>:88'
+# placeholders and returned constants are made with no user frame on the stack; the graph
+# names no '<frozen runpy>' line for them
 def test_python_dash_m_graph_names_no_interpreter_frames(tmp_path):
     src = write(tmp_path, "wf_runpy.py", """\
         def f(x):
@@ -739,10 +705,8 @@ def test_py_function_cannot_be_saved_and_the_error_names_its_line(tmp_path):
     assert not os.path.exists(tmp_path / "s")                # nothing half-written
 
 
-# Fixed; was a strict xfail: autograph/conversion.py: functions and lambdas nested in
-# converted code get the generated factory's qualname
-# ('ag__factory.<locals>.ag__f.<locals>.<lambda>'), which the py_function SaveError shows to
-# the user
+# functions and lambdas nested in converted code keep the user's qualname, not the
+# generated factory's ('ag__factory.<locals>...')
 def test_py_function_save_error_names_the_users_function(tmp_path):
     @ag.convert
     def f(x):
@@ -777,9 +741,6 @@ def test_python_objects_a_saved_graph_cannot_hold_are_a_save_error(tmp_path, bod
         module.SINK.close()
 
 
-# Fixed; was a strict xfail: runtime/saved/decode.py: the attribute schema says print's 'file'
-# must be null, but runtime/ops/logging_ops.print_ stores 'stderr' for sys.stderr: save
-# succeeds and load raises LoadError
 def test_a_print_to_stderr_round_trips(tmp_path, capfd):
     @ag.convert
     def f(x):
@@ -866,9 +827,8 @@ def test_dot_of_converted_cond_and_while_with_special_characters(tmp_path):
         assert graphviz_warnings(dot) == (0, "")
 
 
-# Fixed; was a strict xfail: runtime/viz.py: _Dot.node_id keys DOT ids by id(op), so the one
-# function graph of several call ops is declared again in each cluster with the same node ids:
-# Graphviz draws it once and warns 'cluster named cluster2 not found'
+# one function graph under several call ops gets its own node ids in each cluster, so
+# Graphviz draws every call
 def test_dot_of_a_function_called_twice_draws_each_call(tmp_path):
     double = rt.function(lambda a: a * 2)
 
@@ -983,8 +943,6 @@ def test_a_method_converted_in_the_class_body_on_two_instances():
     assert "def ag__apply(self, x):" in ag.to_code(Scaler.apply)
 
 
-# Fixed; was a strict xfail: autograph/api.py: to_code takes a bound rt.Function's
-# python_function, which is runtime/function._bind_weakly's weak_method wrapper, and prints
-# that wrapper's converted code instead of the method's
+# not the converted code of the weak-method wrapper that binds it
 def test_to_code_of_a_bound_converted_method_is_the_methods_code():
     assert ag.to_code(Scaler(2).apply) == ag.to_code(Scaler.apply)

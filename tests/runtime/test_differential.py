@@ -314,7 +314,6 @@ def _append_then_fused_chain(m):
     return rt.stack(rows)
 
 
-# Found here and fixed meanwhile (3dedbc6, memory plan: appended rows escape the body).
 @pytest.mark.parametrize("f", [_append_then_add, _append_then_fused_chain], ids=["reuse", "donate"])
 def test_a_row_appended_in_a_loop_is_not_overwritten_by_a_later_op_of_the_body(f):
     agree(f, M, convert=True)
@@ -365,15 +364,11 @@ def test_scalar_chains_match_the_kernels_on_special_values():
         agree(f, F32(x), F32(y), I32(n), I32(m))
 
 
-# Fixed; was a strict xfail: runtime/codegen_executor.py: a rank-0 pow is emitted as Python `a
-# ** b` on numpy scalars, whose libm pow rounds differently (1 ulp) from np.power, the kernel
-# eager execution and the plain executor run
+# Python's `a ** b` on numpy scalars rounds differently (1 ulp) from np.power, the kernel.
 def test_scalar_pow_has_the_kernels_bits():
     agree(lambda x, y: x ** y, F64(7.0), F64(1.5))
 
 
-# Fixed; was a strict xfail: runtime/codegen_executor.py: the same scalar `a ** b` runs inside
-# fused ops, so with fusion even the plain executor's result differs from eager execution
 def test_scalar_pow_in_a_fused_chain_under_the_plain_executor():
     agree(lambda x, y: x ** y * 1.5, F64(7.0), F64(1.5), modes=("eager", "plain"))
 
@@ -471,10 +466,8 @@ def test_a_numpy_array_captured_while_tracing():
                                                               rt.reshape(w, [3, 2]))), X)
 
 
-# Fixed; was a strict xfail: runtime/ops/registry.py: convert_to_tensor makes a traced
-# constant that aliases the caller's numpy array (_copy=False): with passes off the graph
-# reads the array as it is at each call, while constant folding (and CSE of equal constants)
-# froze what it held when the graph was optimized
+# Constant folding and CSE of equal constants must agree with the unoptimized graph about a
+# captured numpy array that changes between calls.
 def test_a_numpy_array_changed_after_tracing_gives_one_answer_with_passes_on_and_off():
     results = {}
     for name in GRAPH_MODES:
@@ -699,9 +692,6 @@ def test_nested_functions_with_state_called_twice_and_in_a_loop():
     agree_fresh(make, X, 2, convert=True, calls=2)
 
 
-# Fixed; was a strict xfail: autograph/operators/data_structures.py: TensorList.empty_like
-# makes the empty list with 0 for every dimension unknown while tracing, so appending a row of
-# another length fails when the graph runs (eagerly the list stacks fine)
 def test_a_list_of_rows_of_unknown_length_grown_in_a_loop():
     def f(x, n):
         rows = []
@@ -735,9 +725,6 @@ def test_heavy_matmuls_with_assignments_between_them(heavy):
     agree_fresh(make, a, calls=2)
 
 
-# Fixed; was a strict xfail: runtime/codegen_executor.py: block() emits the wait for an async
-# (parallel) input once per use, so an op reading the same async value twice pops its future
-# twice: KeyError while compiling the graph
 def test_an_op_reading_a_parallel_result_twice(heavy):
     def f(x, y):
         a = rt.matmul(x, x)
@@ -813,8 +800,7 @@ def test_float_overflow_raises_under_errstate_raise_in_every_mode():
         agree(lambda x, y: (x * y, x / y), np.array([3e38], F32), np.array([10.0], F32))
 
 
-# Fixed; was a strict xfail (numpy >= 2.4): elementwise() passed the memory plan's `out`
-# array by position, which numpy 2.4 deprecates for np.maximum and np.minimum.
+# numpy >= 2.4 deprecates passing `out` by position to np.maximum and np.minimum.
 def test_maximum_and_minimum_written_in_place_warn_no_more_than_eagerly():
     def f(x):
         return rt.maximum(rt.exp(x), 1.5), rt.minimum(rt.exp(x * 2.0), 1.5)
@@ -859,7 +845,7 @@ def test_session_fetches_and_feeds_of_intermediates_in_every_mode():
 # A program is a list of steps over a pool of values (the inputs first); every step reads
 # pool values whose shapes and dtypes the generator tracks, and most add one value. The
 # function returns a few pool values (maybe one twice, maybe an input). Left out: what
-# the strict xfails above already pin (pow, rows appended in loops, heavy parallel ops).
+# the tests above already pin (pow, rows appended in loops, heavy parallel ops).
 
 INPUTS = [((3, 4), "float32"), ((4,), "float32"), ((), "float32"), ((3, 4), "int32"),
           ((3, 1), "bool")]

@@ -5,8 +5,7 @@ the Python protocols of tensors, and the errors users get for bad arguments.
 The reference is numpy; where TensorFlow documents other semantics a comment says which
 one the runtime follows. Rows of `case` tables run eagerly and inside `rt.function`
 (values, dtypes and the shapes inferred while tracing must agree; see op_testing).
-Cases the runtime got wrong were strict xfails whose reason names the module and the
-diagnosis: each is a minimal reproduction, expected to pass once the bug is fixed.
+Each test is a minimal reproduction of one corner.
 """
 import numpy as np
 import pytest
@@ -124,9 +123,8 @@ def test_python_int_too_big_for_int32_is_a_type_error(fn, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("fn", [lambda x: x == 2 ** 40, lambda x: x != 2 ** 40],
                          ids=["==", "!="])
-# Fixed; was a strict xfail: ops/overloads.py: _eq/_ne turn the TypeError of an out-of-range
-# Python int into NotImplemented, so `x == 2**40` is the Python bool False (a rank-0 graph
-# constant), not elementwise like numpy nor a TypeError like `x < 2**40` and rt.equal
+# `x == 2**40` is elementwise like numpy or a TypeError like `x < 2**40`, never the Python
+# bool False
 def test_equality_with_a_python_int_too_big_for_the_dtype(fn, mode):
     x = a([1, 2, 3], I32)
     try:
@@ -139,9 +137,7 @@ def test_equality_with_a_python_int_too_big_for_the_dtype(fn, mode):
     assert got.shape == x.shape and got.numpy().tolist() == want.tolist()
 
 
-# Fixed; was a strict xfail (graph): ops/registry.py constant -> to_array -> _materialize:
-# a list holding a symbolic tensor raised 'TypeError: internal: symbolic tensor in a
-# constant', although rt.constant(x) alone and rt.convert_to_tensor([x, 2]) worked.
+# like rt.constant(x) and rt.convert_to_tensor([x, 2]), also while tracing
 @pytest.mark.parametrize("mode", MODES)
 def test_constant_of_a_list_holding_a_tensor(mode):
     check = case("constant([x,2])", lambda x: rt.constant([x, 2]), [I32(1)],
@@ -160,34 +156,24 @@ def test_constant_rejects_unconvertible_values():
         rt.constant(-1, rt.uint8)
 
 
-# Python floats meet an int dtype: a numpy array of floats is refused (test_dtypes_shapes),
-# but a Python float is truncated silently, which also reaches arguments of traced
-# functions and variable assignments. TensorFlow: "Cannot convert 1.5 to EagerTensor of
-# dtype int32".
-_TRUNCATES = ("ops/registry.py: convert_to_tensor passes a Python float with dtype (or "
-              "dtype_hint) int32 to constant -> np.asarray(value, int32), which truncates "
-              "1.5 to 1 instead of raising TypeError as it does for np.array([1.5])")
-
-
-# Fixed; was a strict xfail: _TRUNCATES
+# Python floats meet an int dtype: refused, as a numpy array of floats is
+# (test_dtypes_shapes), never truncated; likewise for arguments of traced functions and
+# variable assignments. TensorFlow: "Cannot convert 1.5 to EagerTensor of dtype int32".
 def test_convert_to_tensor_refuses_a_python_float_for_an_int_dtype():
     with pytest.raises(TypeError):
         rt.convert_to_tensor([1.5, 2.0], dtype=rt.int32)
 
 
-# Fixed; was a strict xfail: _TRUNCATES (function.py _apply_signature)
 def test_int_input_signature_refuses_a_python_float():
     f = rt.function(lambda x: x * 2, input_signature=[SPEC([], rt.int32)])
     with pytest.raises((TypeError, ValueError)):
-        f(1.5)                                  # gives 2: 1.5 became 1
+        f(1.5)                                  # not 2, as if 1.5 were 1
 
 
-# Fixed; was a strict xfail: _TRUNCATES (variables.py Variable._write cast non-tensor
-# values)
 def test_int_variable_refuses_python_floats():
     v = rt.Variable([1, 2])
     with pytest.raises(TypeError):
-        v.assign([1.5, 2.7])                    # assigns [1, 2]
+        v.assign([1.5, 2.7])                    # not [1, 2]
     assert v.numpy().tolist() == [1, 2]
 
 
@@ -442,9 +428,7 @@ def test_shape_and_ndim_of_traced_tensors_with_unknown_dims():
 
 
 @pytest.mark.parametrize("op", [rt.reduce_sum, rt.reduce_mean, rt.reduce_max, rt.reduce_all])
-# Fixed; was a strict xfail: ops/math_ops.py reduction shape rule: axis=None on an input of
-# unknown rank infers shape <unknown>, though reducing every axis always gives a scalar (TF
-# infers shape ())
+# reducing every axis gives a scalar whatever the rank (TF infers shape ())
 def test_full_reduction_of_unknown_rank_is_a_scalar_while_tracing(op):
     dtype = rt.bool_ if op is rt.reduce_all else rt.float32
     concrete = rt.function(op, input_signature=[SPEC(None, dtype)]).get_concrete_function()
@@ -558,14 +542,7 @@ def test_array_op_errors(what, fn, arrays, error, words, mode):
         assert word in message, (word, message)
 
 
-# Eagerly these kernels are numpy's, with numpy's messages; traced, the shape rules give
-# messages that name the shapes. Both modes should explain the same mistake alike.
-_EAGER_MESSAGES = ("ops/array_ops.py, ops/math_ops.py: eager calls go straight to the numpy "
-                   "kernel (apply, not apply_checked), so the error is numpy's text without "
-                   "the tensor's shape (traced, the shape rule names it)")
-
-
-# Fixed; was a strict xfail: _EAGER_MESSAGES
+# Eager errors name the shapes as the traced shape rules do, not numpy's kernel text.
 @pytest.mark.parametrize("fn,arrays,words", [
     (lambda m: rt.squeeze(m, 0), [M], ["(3, 4)"]),
     (lambda s: rt.matmul(s, s), [F32(2)], ["()", "rank"]),
@@ -577,27 +554,18 @@ def test_eager_errors_say_what_graph_errors_say(fn, arrays, words):
         assert word in message, (word, message)
 
 
-NEGATIVE_SIZES = {   # traced, the shape rules refuse these; eagerly they run
-    "reshape-minus-2": ((lambda m: rt.reshape(m, [-2, 6]), [M]),
-                        "ops/array_ops.py reshape: the eager kernel passes [-2, 6] to numpy, "
-                        "which reads any negative dim as -1 and returns shape (2, 6) (TF: "
-                        "'Size 0 must be non-negative, not -2')"),
-    "one_hot-depth--1": ((lambda i: rt.one_hot(i, -1), [a([0, 1], I32)]),
-                         "ops/array_ops.py one_hot: eagerly a negative depth gives an empty "
-                         "(2, 0) result instead of the traced 'Dimension -1 must be >= 0'"),
+NEGATIVE_SIZES = {   # ValueError eagerly too, where numpy would read -2 as -1 (TF: 'Size 0
+    # must be non-negative, not -2') or give an empty (2, 0) one_hot
+    "reshape-minus-2": (lambda m: rt.reshape(m, [-2, 6]), [M]),
+    "one_hot-depth--1": (lambda i: rt.one_hot(i, -1), [a([0, 1], I32)]),
 }
 
 
 @pytest.mark.parametrize("fn,arrays,mode", [
-    pytest.param(*args, mode, id=f"{what}-{mode}")     # fixed; the reasons were eager xfails
-    for what, (args, reason) in NEGATIVE_SIZES.items() for mode in MODES])
+    pytest.param(*args, mode, id=f"{what}-{mode}")
+    for what, args in NEGATIVE_SIZES.items() for mode in MODES])
 def test_negative_sizes_are_errors_in_both_modes(fn, arrays, mode):
     raises_in(mode, fn, arrays, ValueError)
-
-
-_FLOAT_ARGS = ("ops/array_ops.py _static_int / _shape_arg: int() of a Python float, so "
-               "a fractional size, axis or count is truncated silently (numpy and TF "
-               "raise TypeError)")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -608,20 +576,18 @@ _FLOAT_ARGS = ("ops/array_ops.py _static_int / _shape_arg: int() of a Python flo
     (lambda m: rt.expand_dims(m, 1.5), [M]),
     (lambda m: rt.transpose(m, [1.5, 0.2]), [M]),
     (lambda m: rt.tile(m, [1.5, 1]), [M]),
-    (lambda m: rt.split(m, 4.0, axis=1), [M]),     # returns ONE piece, M itself
+    (lambda m: rt.split(m, 4.0, axis=1), [M]),     # not one piece, M itself
     (lambda: rt.random.uniform([2.5], seed=1), []),
 ], ids=["zeros", "fill", "one_hot-depth", "expand_dims-axis", "transpose-perm",
         "tile-multiples", "split-num", "uniform-shape"])
-# Fixed; was a strict xfail: _FLOAT_ARGS
+# never truncated to an int (numpy and TF raise TypeError)
 def test_fractional_sizes_and_axes_are_type_errors(fn, arrays, mode):
     raises_in(mode, fn, arrays, TypeError)
 
 
 @pytest.mark.parametrize("mode", MODES)
-# Fixed; was a strict xfail: ops/array_ops.py _split_attrs: only Python/numpy ints count as a
-# number of parts; a scalar int tensor goes to the sizes branch, so split(m, rt.constant(4),
-# axis=1) is the one piece [m] (and rt.constant(2) fails with 'sizes [2] do not add up'); TF
-# raises for rank-0 num_or_size_splits
+# a scalar int tensor is a number of parts, as a Python int is (or an error naming the
+# rank, as TF's for a rank-0 num_or_size_splits), never one size
 def test_split_into_a_scalar_tensor_number_of_parts(mode):
     try:
         pieces, _ = run(lambda m: rt.split(m, rt.constant(4), axis=1), [M], mode)
@@ -637,20 +603,14 @@ def test_fractional_reduction_axis_is_a_type_error(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-# Fixed; was a strict xfail: ops/array_ops.py one_hot: float indices are accepted and compared
-# exactly (1.0 -> hot, 1.7 -> a zero row); TF requires uint8/int32/int64 indices, and
-# rt.gather refuses floats
+# as TF (uint8/int32/int64 indices only) and rt.gather do
 def test_one_hot_refuses_float_indices(mode):
     raises_in(mode, lambda i: rt.one_hot(i, 3), [a([1.0, 1.7], F32)], TypeError)
 
 
 # Arguments that must be known while tracing: a value computed from a static shape is known
-# (rt.shape/rt.rank of a fully defined shape are constants), and eagerly they all work.
-_NOT_FOLDED = ("ops/registry.py constant_value: only a `const` op counts as known while "
-               "tracing, so rt.shape(x)[1] or rt.rank(x) - 1 of a static shape (a getitem "
-               "or subtract of constants) makes the graph call a TypeError; eagerly it works")
-
-
+# (rt.shape/rt.rank of a fully defined shape are constants, and so is a getitem or
+# subtract of them), as eagerly.
 @pytest.mark.parametrize("fn,arrays", [
     (lambda i, x: rt.one_hot(i, rt.shape(x)[1]), [a([0, 2], I32), M]),
     (lambda x: rt.tile(x, [rt.shape(x)[0], 1]), [M]),
@@ -658,7 +618,6 @@ _NOT_FOLDED = ("ops/registry.py constant_value: only a `const` op counts as know
     (lambda x: rt.argmax(x, rt.rank(x) - 1), [M]),
     (lambda x: rt.concat([x, x], rt.rank(x) - 1), [M]),
 ], ids=["one_hot-depth", "tile-multiples", "reduce_sum-axis", "argmax-axis", "concat-axis"])
-# Fixed; was a strict xfail: _NOT_FOLDED
 def test_arguments_computed_from_static_shapes_are_known_while_tracing(fn, arrays):
     (want,), _ = run(fn, arrays, "eager")
     (got,), _ = run(fn, arrays, "graph")

@@ -419,9 +419,9 @@ def test_trace_errors_name_the_op_the_shapes_and_the_line(fn, shapes, words):
     assert "test_ops_math.py" in message and str(line) in message, message
 
 
-# Was a strict xfail asking for 'file:line': trace errors locate the user's line the way
-# every multi-line error here does, as a traceback entry (`File "...", line N, in f`, which
-# editors and IDEs link to), followed by the line's text.
+# Trace errors locate the user's line the way every multi-line error here does: as a
+# traceback entry (`File "...", line N, in f`, which editors and IDEs link to), followed by
+# the line's text.
 def test_trace_error_message_locates_the_line_as_a_traceback_entry():
     fn, shapes = TRACE_ERRORS[0][1:3]
     message = str(_trace_error(fn, shapes))
