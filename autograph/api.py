@@ -8,6 +8,7 @@ import runtime as rt
 
 from autograph import conversion
 from autograph import errors
+from autograph import implicit_calls
 from autograph.errors import ConversionError
 
 
@@ -38,15 +39,23 @@ def to_graph(func, recursive=True):
     if inspect.ismethod(func):
         if not inspect.isfunction(func.__func__):      # types.MethodType(callable, owner)
             return types.MethodType(to_graph(func.__func__, recursive), func.__self__)
-        return conversion.convert(func.__func__, options).__get__(func.__self__)
+        return _convert_function(func.__func__, options).__get__(func.__self__)
     if inspect.isfunction(func):
-        return conversion.convert(func, options)
+        return _convert_function(func, options)
     call = getattr(type(func), "__call__", None)
     if not inspect.isclass(func) and inspect.isfunction(call):
-        return conversion.convert(call, options).__get__(func)
+        return _convert_function(call, options).__get__(func)
     if callable(func):
         return func                     # a builtin or C function: nothing to convert
     raise TypeError(f"to_graph expects a callable, got {func!r}")
+
+
+def _convert_function(fn, options):
+    """`fn` converted; a generator function is refused by name (converted code calls
+    generators with only their calls converted, but a graph function cannot be one)."""
+    if inspect.isgeneratorfunction(fn):
+        conversion.reject_generator(fn)
+    return conversion.convert(fn, options)
 
 
 def to_code(func, recursive=False):
@@ -108,6 +117,9 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
         converted = state.get("fn")
         if converted is None:
             converted = state["fn"] = _converted_or_original(original, recursive)
+        if recursive:
+            implicit_calls.prepare_values(args)
+            implicit_calls.prepare_values(kwargs.values())
         try:
             return converted(*args, **kwargs)
         except Exception as e:

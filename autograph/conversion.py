@@ -26,6 +26,7 @@ import runtime as rt
 from runtime import traceback_utils
 
 from autograph import converters as _converters_package  # noqa: F401
+from autograph import implicit_calls
 from autograph import operators
 from autograph.converters import (asserts, break_statements, call_trees,
                                   conditional_expressions, continue_statements, control_flow,
@@ -59,6 +60,10 @@ PIPELINE = tuple(m.transform for m in (
     directives, declarations, unsupported, match_statements, finally_jumps, break_statements,
     continue_statements, return_statements)) + (finally_jumps.check_lowered,) + tuple(
     m.transform for m in (asserts, lists, call_trees, control_flow)) + (_expressions,)
+# A generator runs as Python (its statements, moved into the functions control flow makes,
+# would yield from those): only its calls and strings are converted, so what it prints
+# (a graph print) keeps its place among its caller's prints.
+GENERATOR_PIPELINE = (asserts.transform, call_trees.transform, f_strings.transform)
 
 
 class ConversionOptions:
@@ -98,11 +103,11 @@ def namespace_for(options):
 
 # -- transform -----------------------------------------------------------------------------
 
-def transform(node, ctx):
+def transform(node, ctx, pipeline=PIPELINE):
     """Apply the converter pipeline to a parsed function (see converters/__init__.py),
     after `_scan` (which `generate` runs first). (Qualified names are resolved where a
     converter needs them: the control-flow converter's analyses resolve the whole tree.)"""
-    for converter in PIPELINE:
+    for converter in pipeline:
         node = converter(node, ctx)
     return node
 
@@ -174,8 +179,9 @@ def generate(fn, options):
         node.name = entity_name = namer.new_symbol(f"ag__{fn.__name__}", ())
     else:
         entity_name = namer.new_symbol("ag__lambda", ())
+    pipeline = GENERATOR_PIPELINE if inspect.isgeneratorfunction(fn) else PIPELINE
     with naming.namespace_named(namespace_name):
-        node = transform(node, ctx)
+        node = transform(node, ctx, pipeline)
     return _Generated(node, entity_name, namespace_name, signature)
 
 
@@ -199,8 +205,8 @@ def _detach_signature(node):
 def _scan(fn_node, fn, nodes):
     """One look at every node before conversion (`nodes`: (node, innermost function or
     lambda around it), from origin_info.annotated_nodes, which walks the tree once for
-    both): rejects generators (a `yield` not inside a nested function), marks the
-    generators and async functions nested in it to run as written and the defs and
+    both): marks the generators and async functions nested in it (a `yield` inside a
+    nested function) to run as written and the defs and
     lambdas as the user's (WRITTEN: converters add their own), records the text of
     conditional expressions as written, and returns every name the code uses (generated
     names must differ from all) and the set of its node types (with markers for the
@@ -229,13 +235,23 @@ def _scan(fn_node, fn, nodes):
             node_types.add(transformer.TryFinally)
         elif n_type is gast.AnnAssign and n.value is None:
             node_types.add(transformer.BareAnnotation)
-        elif n_type is gast.Yield or n_type is gast.YieldFrom:
-            if function is None or function is fn_node:
-                raise ConversionError(
-                    f"{_describe(fn)} is a generator (`yield` at {_where(n)}); generators "
-                    f"cannot be converted to graph code. Return a list or a tensor instead.")
+        elif (n_type is gast.Yield or n_type is gast.YieldFrom) and \
+                function is not None and function is not fn_node:
             _leave_unconverted(function)
     return names, node_types
+
+
+def reject_generator(fn):
+    """Raises the ConversionError that says `fn`, a generator function, cannot be given
+    to `ag.convert` (converted code calls generators with their calls converted only)."""
+    node, source, filename, lineno = parser.parse_entity_with_origin(fn)
+    yields = [n for n, function in origin_info.annotated_parsed_nodes(
+        node, source, filename, lineno, origin_info.CONVERSION_LOCATED)
+        if isinstance(n, (gast.Yield, gast.YieldFrom)) and function in (None, node)]
+    where = _where(yields[0]) if yields else "?"
+    raise ConversionError(f"{_describe(fn)} is a generator (`yield` at {where}); generators "
+                          f"cannot be converted to graph code. Return a list or a tensor "
+                          f"instead.")
 
 
 def _leave_unconverted(fn_node):
@@ -321,7 +337,10 @@ def convert(fn, options):
         if converted is None:
             with _room_to_recurse(fn), _gc_paused():
                 converted = _load(fn, generate(fn, options))
+            implicit_calls.register_generated(converted.filename, options)
             _cache[key] = converted
+        if options.recursive:
+            implicit_calls.prepare_function(fn)
         new_fn = _instantiate(fn, converted, options)
         try:
             _by_function.setdefault(fn, {})[options] = new_fn
@@ -399,15 +418,32 @@ _warned = set()
 _warn_lock = threading.Lock()
 
 
-def _is_library(fn):
+def is_library(fn):
     """Library code is called as it is: ours, numpy, the standard library, installed packages."""
-    root = (getattr(fn, "__module__", None) or "").partition(".")[0]
-    if root in _LIBRARY_MODULES or root in sys.builtin_module_names:
-        return True
-    if root in getattr(sys, "stdlib_module_names", ()):
+    if _is_library_name(getattr(fn, "__module__", None)):
         return True
     code = getattr(fn, "__code__", None)
-    filename = os.path.abspath(code.co_filename) if code is not None else ""
+    return _is_library_file(code.co_filename if code is not None else "")
+
+
+def is_library_module(name):
+    """Whether the module `name` (a class's `__module__`) is library code."""
+    if _is_library_name(name):
+        return True
+    module = sys.modules.get(name)
+    return _is_library_file(getattr(module, "__file__", None) or "")
+
+
+def _is_library_name(module_name):
+    root = (module_name or "").partition(".")[0]
+    return root in _LIBRARY_MODULES or root in sys.builtin_module_names or \
+        root in getattr(sys, "stdlib_module_names", ())
+
+
+def _is_library_file(filename):
+    if not filename:
+        return False
+    filename = os.path.abspath(filename)
     if os.sep + "site-packages" + os.sep in filename or \
             os.sep + "dist-packages" + os.sep in filename:
         return True
@@ -471,10 +507,19 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     if inspect.ismethod(f) and not inspect.isfunction(f.__func__):
         # types.MethodType(callable, owner): the callable, with the owner first
         return converted_call(f.__func__, (f.__self__,) + tuple(args), kwargs, options)
+    generator = _context_manager_generator(f, options)
+    if generator is not None:           # @contextlib.contextmanager: its generator converted
+        return contextlib.contextmanager(
+            lambda *a, **k: converted_call(generator, a, k, options))(*args, **kwargs)
     target = _conversion_target(f, options)
     if target is None:
+        if options.recursive and inspect.isclass(f):
+            implicit_calls.prepare_type(f)      # its __init__ and operators run converted
         return f(*args, **kwargs)
     fn, bound_self = target
+    implicit_calls.prepare_values(args)
+    if bound_self is not None:
+        implicit_calls.prepare_type(type(bound_self))
     try:
         converted = convert(fn, options)
     except ConversionError as e:
@@ -485,12 +530,27 @@ def converted_call(f, args, kwargs, options=ConversionOptions()):
     return converted(*args, **kwargs)
 
 
+_CONTEXT_MANAGER_CODE = contextlib.contextmanager(lambda: None).__code__
+
+
+def _context_manager_generator(f, options):
+    """The generator function behind a `contextlib.contextmanager` function (or method), or
+    None."""
+    func = f.__func__ if inspect.ismethod(f) else f
+    if not options.recursive or getattr(func, "__code__", None) is not _CONTEXT_MANAGER_CODE:
+        return None
+    generator = getattr(func, "__wrapped__", None)
+    if generator is None:
+        return None
+    return types.MethodType(generator, f.__self__) if inspect.ismethod(f) else generator
+
+
 def _user_len_method(f, args, kwargs):
     """The user-defined `__len__` that `len(obj)` calls, or None."""
     if f is not len or len(args) != 1 or kwargs:
         return None
     method = getattr(type(args[0]), "__len__", None)
-    if not inspect.isfunction(method) or _is_library(method):
+    if not inspect.isfunction(method) or is_library(method):
         return None
     return method
 
@@ -515,8 +575,9 @@ def _conversion_target(f, options):
         if inspect.isclass(f) or not inspect.isfunction(call):
             return None
         bound_self, f = f, call
-    if is_generated(f) or _is_library(f):
+    f = implicit_calls.original(f)
+    if is_generated(f) or is_library(f):
         return None
-    if inspect.isgeneratorfunction(f) or inspect.iscoroutinefunction(f):
+    if inspect.iscoroutinefunction(f) or inspect.isasyncgenfunction(f):
         return None
     return f, bound_self

@@ -109,12 +109,17 @@ class _Function:
 class ControlFlowTransformer(transformer.Base):
     statements_only = True
 
+    def __init__(self, ctx, lambdas=True):
+        super().__init__(ctx)
+        self.lambdas = lambdas          # whether the tree may hold a lambda
+
     # -- functions ----------------------------------------------------------------------
     def visit_FunctionDef(self, node):
         functions = self.state[_Function]
         around = functions.value.facts if functions.level else None
         with functions as fn:
-            fn.facts = static_state.FunctionFacts(node, self.ctx.info.source_code, around)
+            fn.facts = static_state.FunctionFacts(node, self.ctx.info.source_code, around,
+                                                  self.lambdas)
             maybe_unbound = reaching_definitions.maybe_unbound_reads(node, fn.facts.scope)
             node.body = self.visit_block(node.body)
             self._bind_unbound(node, fn, maybe_unbound)
@@ -197,12 +202,15 @@ class ControlFlowTransformer(transformer.Base):
         state = [_names_tuple(local.names)]
         if local.resets:        # the variables after the outputs are only reset
             state.append(ast_util.constant_node(len(local.outputs)))
+        cond_scope = anno.getanno(node, anno.Static.COND_SCOPE)
         if not node.orelse:
-            return self._statement(_IF_WITHOUT_ELSE, local, body_name=self._new("if_body"),
-                                   body=node.body, test=node.test, state=state)
-        return self._statement(_IF, local, body_name=self._new("if_body"), body=node.body,
-                               orelse_name=self._new("else_body"), orelse=node.orelse,
-                               test=node.test, state=state)
+            return _reading(self._statement(
+                _IF_WITHOUT_ELSE, local, body_name=self._new("if_body"), body=node.body,
+                test=node.test, state=state), cond_scope)
+        return _reading(self._statement(
+            _IF, local, body_name=self._new("if_body"), body=node.body,
+            orelse_name=self._new("else_body"), orelse=node.orelse, test=node.test,
+            state=state), cond_scope)
 
     # -- loops --------------------------------------------------------------------------------
     def _loop_state(self, node, local):
@@ -211,10 +219,11 @@ class ControlFlowTransformer(transformer.Base):
 
     def visit_While(self, node):
         node, local = self._local_state(node)
-        return self._statement(
+        state = self._loop_state(node, local)
+        return _reading(self._statement(
             _WHILE, local, body_name=self._new("loop_body"), body=node.body,
-            test_name=self._new("loop_test"), test=node.test,
-            state=self._loop_state(node, local)) + node.orelse
+            test_name=self._new("loop_test"), test=node.test, state=state),
+            activity.Scope(None) if len(state) == 1 else None) + node.orelse
 
     def visit_For(self, node):
         extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
@@ -223,11 +232,23 @@ class ControlFlowTransformer(transformer.Base):
         if extra_test is not None:
             test_name = self._new("extra_test")
             test_def = templates.replace(_EXTRA_TEST, test_name=test_name, test=extra_test)
-        loop = self._statement(
+        state = self._loop_state(node, local)
+        loop = _reading(self._statement(
             _FOR, local, body_name=self._new("loop_body"), iterate=self._new("itr"),
             target=node.target, body=node.body, iter_=node.iter, extra_test=test_name,
-            state=self._loop_state(node, local))
+            state=state), anno.getanno(node, anno.Static.ITERATE_SCOPE) if len(state) == 1
+            else None)
         return loop[:-1] + test_def + loop[-1:] + node.orelse
+
+
+def _reading(statements, scope):
+    """`statements`, the last of which calls the operator, that call annotated with the
+    SCOPE of the user's expression in it (a while's none: its test is a function of its
+    own; None where loop options hold expressions too): the checked-loads pass then
+    skips it when that reads none of the names it checks."""
+    if scope is not None:
+        anno.setanno(statements[-1], anno.Static.SCOPE, scope)
+    return statements
 
 
 def _names_tuple(names):
@@ -348,11 +369,14 @@ class _CheckedLoads(transformer.Base):
                 node, anno.Basic.UNCONVERTED):
             return node
         written = anno.hasanno(node, anno.Basic.WRITTEN)
-        self.nested += written
+        if not written:                 # a body function: only its body is the user's
+            node.body = self.visit_block(node.body)
+            return node
+        self.nested += 1
         try:
             return self.generic_visit(node)
         finally:
-            self.nested -= written
+            self.nested -= 1
 
     def visit_Delete(self, node):
         """`del x` of such a symbol makes it Undefined again (in a generated function an
@@ -404,4 +428,6 @@ def transform(node, ctx):
     reaching_definitions.resolve(node, ctx, graphs, names=False)
     liveness.resolve(node, ctx, graphs)
     cfg.release(graphs)
-    return ControlFlowTransformer(ctx).visit(node)
+    # (the graphs are those of every function and lambda in the tree)
+    lambdas = any(type(fn) is gast.Lambda for fn in graphs)
+    return ControlFlowTransformer(ctx, lambdas).visit(node)

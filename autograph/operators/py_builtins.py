@@ -19,6 +19,8 @@ from runtime.ops import logging_ops
 from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
+from autograph import implicit_calls
+
 from .control_flow import is_symbolic
 from .data_structures import TensorList
 
@@ -34,7 +36,8 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
     if rt.executing_eagerly():
         builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         return None
-    values = nest.map_structure(_printed_as_list, list(values))
+    values = [_text_or_value(v, "s", "") for v in values]
+    values = nest.map_structure(_printed_as_list, values)
     rt.print(*values, sep=sep, end=end, file=file)    # (runs with the graph, in order)
     return None                                        # what print returns
 
@@ -63,6 +66,7 @@ def fstring(*parts):
 def _formatted(parts):
     """Python's string for format parts (see logging_ops.FormattedString), or, when a
     value is a symbolic tensor, the FormattedString a graph print formats again."""
+    parts = [part if isinstance(part, str) else _text_part(*part) for part in parts]
     if _any_symbolic([part[0] for part in parts if not isinstance(part, str)]):
         return logging_ops.FormattedString(parts)
     return logging_ops.format_parts(parts)
@@ -71,9 +75,10 @@ def _formatted(parts):
 def str_format(template, *args, **kwargs):
     """`template.format(*args, **kwargs)` in converted code: Python's string, or, when an
     argument is a symbolic tensor, a FormattedString (see `fstring`)."""
-    if not _any_symbolic(list(args) + list(kwargs.values())):
+    values = list(args) + list(kwargs.values())
+    if not _any_symbolic(values) and not any(map(implicit_calls.formats_itself, values)):
         return template.format(*args, **kwargs)
-    return logging_ops.FormattedString(_format_parts(template, args, kwargs, [0]))
+    return _formatted(_format_parts(template, args, kwargs, [0]))
 
 
 def _format_parts(template, args, kwargs, counter):
@@ -162,6 +167,23 @@ def float_(x=0.0):
     return builtins.float(x)
 
 
+def _text_or_value(value, conversion, spec):
+    """The text of a user object as its class formats it now, while tracing (its
+    converted `__str__`...: a print op would format the object when the graph runs,
+    after the function has changed it, and its tensors are symbolic); other values as
+    they are."""
+    text = implicit_calls.text_of(value, conversion, spec)
+    return value if text is None else text
+
+
+def _text_part(value, conversion, spec):
+    """A format part (value, conversion, spec) with a user object's text in its place."""
+    text = implicit_calls.text_of(value, conversion, spec)
+    if text is None:
+        return value, conversion, spec
+    return text, None, spec if conversion else ""       # (__format__ took the spec)
+
+
 def _weak(t, kind):
     t.weak = kind
     return t
@@ -169,13 +191,20 @@ def _weak(t, kind):
 
 def str_(*args, **kwargs):
     """`str(t)` of a symbolic tensor: a FormattedString, printed with the graph's value."""
-    if len(args) == 1 and not kwargs and _any_symbolic(args):
-        return logging_ops.FormattedString([(args[0], "s", "")])
+    if len(args) == 1 and not kwargs:
+        text = implicit_calls.text_of(args[0], "s", "")
+        if text is not None:
+            return text
+        if _any_symbolic(args):
+            return logging_ops.FormattedString([(args[0], "s", "")])
     return builtins.str(*args, **kwargs)
 
 
 def format_(value, spec=""):
     """`format(t, spec)` of a symbolic tensor: a FormattedString, as f"{t:spec}" is."""
+    text = implicit_calls.text_of(value, None, spec)
+    if text is not None:
+        return text
     if _any_symbolic([value, spec]):
         return logging_ops.FormattedString([(value, None, spec)])
     return builtins.format(value, spec)
@@ -196,6 +225,9 @@ def str_join(separator, iterable):
 
 
 def repr_(x):
+    text = implicit_calls.text_of(x, "r", "")
+    if text is not None:
+        return text
     if _any_symbolic([x]):
         return logging_ops.FormattedString([(x, "r", "")])
     return builtins.repr(x)

@@ -66,12 +66,17 @@ def annotated_nodes(node, source, context_filepath, context_lineno, context_col_
     n_lines = len(source_lines)
     new = tuple.__new__             # the namedtuples, built without their argument parsing
     attr, key = anno.ANNO_ATTR, anno.Basic.ORIGIN
+    located_types = None if located is None else _types_of(located)
+    known_fields, child_fields, ast_type = visitor.known_child_fields, visitor.child_fields, \
+        gast.AST
     stack = [(node, None)]
+    pop, push = stack.pop, stack.append
     while stack:
-        n, function = stack.pop()
+        n, function = pop()
+        cls = type(n)
         values = n.__dict__
         lineno = values.get("lineno")
-        if lineno is not None and (located is None or isinstance(n, located)):
+        if lineno is not None and (located_types is None or cls in located_types):
             loc = new(Location, (context_filepath, context_lineno + lineno - 1,
                                  values["col_offset"] + context_col_offset))
             line = source_lines[lineno - 1] if lineno <= n_lines else ""
@@ -82,13 +87,34 @@ def annotated_nodes(node, source, context_filepath, context_lineno, context_col_
             else:
                 annos[key] = new(OriginInfo, (loc, name, line))
         yield n, function
-        if isinstance(n, _FUNCTIONS_AND_LAMBDAS):
+        if cls in _FUNCTIONS_AND_LAMBDAS:
             function = n
-        for child in visitor.children(n):
-            stack.append((child, function))
+        # (visitor.children's nodes, pushed in its order)
+        for field in known_fields.get(cls) or child_fields(cls):
+            value = values.get(field)
+            if value is None:
+                continue
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast_type):
+                        push((item, function))
+            elif isinstance(value, ast_type):
+                push((value, function))
 
 
-_FUNCTIONS_AND_LAMBDAS = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)
+_FUNCTIONS_AND_LAMBDAS = frozenset((gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda))
+_NODE_TYPES = tuple(cls for cls in vars(gast).values()
+                    if isinstance(cls, type) and issubclass(cls, gast.AST))
+_located_types = {}
+
+
+def _types_of(classes):
+    """The gast node types that are instances of `classes` (a tuple), as a set."""
+    types = _located_types.get(classes)
+    if types is None:
+        types = _located_types[classes] = frozenset(
+            cls for cls in _NODE_TYPES if issubclass(cls, classes))
+    return types
 
 
 def resolve_entity(node, source, entity):

@@ -135,10 +135,14 @@ class Printer(ast._Unparser):  # pylint: disable=protected-access
             self._unparser["visit_Attribute"](self, node)
 
     def visit_Call(self, node):
-        if type(node.func) not in _NAMES:
+        func = node.func
+        if type(func) in _NAMES:
+            self._source.extend((func.id, "("))
+        elif type(func) in _ATTRIBUTES and type(func.value) in _NAMES:    # ag__.if_stmt(
+            self._source.extend((func.value.id, ".", func.attr, "("))
+        else:
             self._unparser["visit_Call"](self, node)
             return
-        self._source.extend((node.func.id, "("))
         comma = False
         for e in node.args + node.keywords:
             if comma:
@@ -146,6 +150,67 @@ class Printer(ast._Unparser):  # pylint: disable=protected-access
             comma = True
             self.traverse(e)
         self._source.append(")")
+
+    def visit_BinOp(self, node):
+        operator, precedence, left, right = _BINARY[type(node.op)]
+        source, precedences = self._source, self._precedences
+        parens = precedences.get(node, _TEST) > precedence
+        if parens:
+            source.append("(")
+        precedences[node.left] = left
+        self.traverse(node.left)
+        source.append(operator)
+        precedences[node.right] = right
+        self.traverse(node.right)
+        if parens:
+            source.append(")")
+
+    def visit_Compare(self, node):
+        source, precedences = self._source, self._precedences
+        parens = precedences.get(node, _TEST) > _CMP
+        if parens:
+            source.append("(")
+        precedences[node.left] = _CMP_OPERAND
+        for comparator in node.comparators:
+            precedences[comparator] = _CMP_OPERAND
+        self.traverse(node.left)
+        for op, comparator in zip(node.ops, node.comparators):
+            source.append(_COMPARISONS[type(op)])
+            self.traverse(comparator)
+        if parens:
+            source.append(")")
+
+    def visit_Tuple(self, node):
+        elts = node.elts
+        parens = not elts or self._precedences.get(node, _TEST) > _TUPLE
+        if parens:
+            self._source.append("(")
+        self._items(elts)
+        if parens:
+            self._source.append(")")
+
+    def _items(self, items):
+        """The unparser's items_view(traverse, items): one item gets a trailing comma."""
+        source = self._source
+        if len(items) == 1:
+            self.traverse(items[0])
+            source.append(",")
+            return
+        for i, item in enumerate(items):
+            if i:
+                source.append(", ")
+            self.traverse(item)
+
+    def visit_Subscript(self, node):
+        self._precedences[node.value] = _ATOM
+        self.traverse(node.value)
+        self._source.append("[")
+        index = node.slice
+        if type(index) in _TUPLES and index.elts:
+            self._items(index.elts)          # a non-empty tuple needs no parentheses
+        else:
+            self.traverse(index)
+        self._source.append("]")
 
     # Statements, as the unparser prints them, with its fill() and precedence marks
     # written out; a def with decorators, a return annotation or type parameters, and
@@ -270,7 +335,7 @@ class _GastDifferences(Printer):
     (with their annotation), an except handler's name is a Name."""
 
     def visit_Name(self, node):
-        self.write(node.id)
+        self._source.append(node.id)
         if type(node.ctx) is gast.Param and node.annotation is not None:
             self.write(": ")
             self.traverse(node.annotation)
@@ -300,7 +365,29 @@ class _GastDifferences(Printer):
 
 _PLAIN_CONSTANTS = frozenset((int, bool, str, type(None)))
 _TUPLE, _YIELD, _TEST = ast._Precedence.TUPLE, ast._Precedence.YIELD, ast._Precedence.TEST
+_ATOM, _CMP = ast._Precedence.ATOM, ast._Precedence.CMP
+_CMP_OPERAND = _CMP.next()
 _NAMES = frozenset((ast.Name, gast.Name))
+_TUPLES = frozenset((ast.Tuple, gast.Tuple))
+_ATTRIBUTES = frozenset((ast.Attribute, gast.Attribute))
+
+
+def _operator_table(names, entry):
+    """{ast and gast class of each operator named in `names`: entry(its text)}."""
+    return {getattr(module, name): entry(text) for name, text in names.items()
+            for module in (ast, gast)}
+
+
+def _binary_entry(operator):
+    """(text, precedence, left operand's, right operand's) as the unparser computes them."""
+    precedence = ast._Unparser.binop_precedence[operator]
+    if operator in ast._Unparser.binop_rassoc:
+        return f" {operator} ", precedence, precedence.next(), precedence
+    return f" {operator} ", precedence, precedence, precedence.next()
+
+
+_BINARY = _operator_table(ast._Unparser.binop, _binary_entry)
+_COMPARISONS = _operator_table(ast._Unparser.cmpops, lambda text: f" {text} ")
 
 
 class _Block:

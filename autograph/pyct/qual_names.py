@@ -194,8 +194,9 @@ def _identifier_piece(base):
     return "".join(c if c.isalnum() or c == "_" else "_" for c in text)
 
 
-def _subscript_qn(node):
-    """The QN of a subscript index, or None if it is not a name or a constant."""
+def subscript_qn(node):
+    """The QN of a subscript index (resolved), or None if it is not a name or a constant
+    (or an attribute or subscript with a QN)."""
     if isinstance(node, gast.Constant):
         return QN(Literal(node.value))
     if (isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
@@ -228,7 +229,7 @@ def _resolve(node, children=visitor.children, key=anno.Basic.QN, attr=anno.ANNO_
         if base is None:
             return None
         if type(node.slice) is not gast.Name:
-            index = _subscript_qn(node.slice)
+            index = subscript_qn(node.slice)
         if index is None:
             return None
         qn = QN(base, subscript=index)

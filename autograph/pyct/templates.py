@@ -369,8 +369,11 @@ _SPECIAL = frozenset((gast.Global, gast.Nonlocal, gast.keyword, gast.arguments))
 
 def _new(template_node, fields):
     """A node like `template_node` (its non-field attributes kept), with `fields`."""
-    new = _shallow(template_node)
-    new.__dict__.update(fields)
+    cls = template_node.__class__
+    new = cls.__new__(cls)
+    values = new.__dict__
+    values.update(template_node.__dict__)
+    values.update(fields)
     return new
 
 

@@ -274,14 +274,18 @@ def _set_missing_origin(node, origin):
     the subtree's root); subtrees whose root has an origin already (moved user code) are
     left as they are. Expressions inside a new statement go without: whoever reads an
     origin (the loader's source map, error messages) takes the nearest enclosing one."""
-    if "lineno" in node._attributes and not anno.hasanno(node, anno.Basic.ORIGIN):
-        anno.setanno(node, anno.Basic.ORIGIN, origin)
+    if "lineno" in node._attributes and not anno.hasanno(node, _ORIGIN):
+        anno.setanno(node, _ORIGIN, origin)
     stack = [node]
     while stack:
-        n = stack.pop()
+        values = stack.pop().__dict__
         for field in _STATEMENT_LISTS:
-            for child in getattr(n, field, None) or ():
-                if isinstance(child, gast.AST) and not anno.hasanno(child, anno.Basic.ORIGIN):
+            block = values.get(field)
+            if type(block) is not list:
+                continue                    # (a lambda's or an IfExp's body: no statements)
+            for child in block:
+                annos = child.__dict__.get(_ANNO_ATTR)
+                if annos is None or _ORIGIN not in annos:
                     if "lineno" in child._attributes:     # statements, except handlers
-                        anno.setanno(child, anno.Basic.ORIGIN, origin)
+                        anno.setanno(child, _ORIGIN, origin)
                     stack.append(child)

@@ -1,7 +1,9 @@
 """Equivalence of converted call trees: helpers with their own control flow, lambdas,
 closures, methods and classes, partials, default/keyword/star arguments, recursion,
 converted and unconverted callees."""
+import contextlib
 import functools
+import io
 
 import pytest
 from equivalence import assert_equivalent, cases, differences, static
@@ -246,6 +248,171 @@ def helper_appends_in_tensor_loop(n):
 @pytest.mark.parametrize("x", [0, 3])
 def test_callee_mutates_caller_objects_in_tensor_control_flow(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
+
+
+# -- methods Python calls implicitly: properties, operators, items, `with`, __init__ ---------
+
+class Interval:
+    """A value kept between bounds; its property, operators and items have tensor `if`s."""
+
+    def __init__(self, value, low=0):
+        if value < low:                     # a tensor `if` in a constructor
+            value = low
+        self.low = low
+        self._value = value
+
+    @property
+    def value(self):
+        if self._value > 10:
+            return self._value - 10
+        return self._value
+
+    @value.setter
+    def value(self, v):
+        if v < self.low:
+            print("clamped")
+            v = self.low
+        self._value = v
+
+    def __add__(self, other):
+        print("add")
+        return Interval(self._value + (other._value if isinstance(other, Interval) else other))
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Interval(-self._value, low=-100)
+
+    def __lt__(self, other):
+        if self._value < other._value:
+            return True
+        return False
+
+    def __getitem__(self, i):
+        if i > 0:
+            return self._value * i
+        return self.low
+
+    def __setitem__(self, i, v):
+        if i > 0:
+            self._value = v * i
+
+    def __enter__(self):
+        print("enter")
+        if self._value > 1:
+            self._value = self._value - 1
+        return self
+
+    def __exit__(self, *exc):
+        print("exit")
+        return False
+
+
+class Scaled(Interval):
+    """Inherits the dunders; overrides the property."""
+
+    @property
+    def value(self):
+        if self._value > 2:
+            return self._value * 2
+        return self._value
+
+
+def property_get_and_set(x):
+    box = Interval(x)
+    before = box.value
+    box.value = x - 5
+    return before, box.value
+
+
+def operators_of_a_user_class(x):
+    a, b = Interval(x), Interval(3)
+    c = a + b
+    d = 1 + -a
+    return c.value, d._value, a < b, b < a
+
+
+def items_of_a_user_class(x):
+    box = Interval(x)
+    box[x] = x + 1
+    return box[1], box[0], box[x]
+
+
+def user_context_manager(x):
+    with Interval(x) as box:
+        y = box.value + 1
+    return y, box._value
+
+
+def inherited_operators(x):
+    s = Scaled(x) + Scaled(1)
+    return s.value, Scaled(x).value
+
+
+def implicit_calls_in_a_tensor_loop(n):
+    total = Interval(0)
+    i = 0
+    while i < n:
+        with Interval(i - 1) as step:
+            total.value = total._value + step.value - 1
+        i += 1
+    return total.value
+
+
+@pytest.mark.parametrize("f, tensors", cases(property_get_and_set, operators_of_a_user_class,
+                                             items_of_a_user_class, user_context_manager,
+                                             inherited_operators,
+                                             implicit_calls_in_a_tensor_loop))
+@pytest.mark.parametrize("x", [-2, 4, 13])
+def test_methods_python_calls_implicitly(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+def reads_an_object_passed_in(box, x):
+    return box.magnitude + box[x]
+
+
+def test_methods_python_calls_implicitly_of_an_object_passed_in(tensors):
+    class Local:            # named by no module: known by the argument only
+        def __init__(self, v):
+            self.v = v
+
+        @property
+        def magnitude(self):
+            if self.v < 0:
+                print("negative")
+                return -self.v
+            return self.v
+
+        def __getitem__(self, i):
+            return self.v * 10 if i > 0 else self.v
+
+    convert = rt.constant if tensors else (lambda v: v)
+    for v in (-3, 2):
+        expected = reads_an_object_passed_in(Local(v), v)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            got = ag.convert(reads_an_object_passed_in)(Local(convert(v)), convert(v))
+        assert got == expected and out.getvalue() == ("negative\n" if v < 0 else "")
+    for v in (-3, 2):
+        assert_equivalent(lambda x: reads_an_object_passed_in(Local(x), x), v,
+                          tensors=tensors)
+
+
+def test_methods_python_calls_implicitly_run_as_written_outside_converted_code(capsys):
+    ag.convert(operators_of_a_user_class)(rt.constant(3))
+    capsys.readouterr()
+    box = Interval(4) + Interval(5)             # plain Python again: prints as it runs
+    assert capsys.readouterr().out == "add\n" and box.value == 9
+    assert Interval.value.fget.__wrapped__.__name__ == "value"
+    with pytest.raises(TypeError, match="bool"):    # traced unconverted: no graph cond
+        rt.function(lambda x: Interval(x).value)(rt.constant(1.0))
+
+
+def test_library_classes_are_left_as_they_are():
+    import collections
+    before = dict(vars(collections.OrderedDict))
+    ag.convert(lambda x: collections.OrderedDict(a=x)["a"] + Interval(x).value)(rt.constant(1))
+    assert dict(vars(collections.OrderedDict)) == before
 
 
 class Counter:

@@ -1199,13 +1199,6 @@ def print_with_flush(out, x, n):
     return x
 
 
-OBJECTS_HOLDING_TENSORS = (
-    "runtime/ops/logging_ops.py _split_tensors finds tensors only through nest (lists, tuples, "
-    "dicts, namedtuples, dataclasses); another user object holding tensors is printed with "
-    "str() when the graph runs, over the symbolic tensors it held while tracing: a __repr__ "
-    "with a format spec (f'{self.balance:.2f}') raises TypeError when the graph runs")
-
-
 class Account:
     def __init__(self, balance):
         self.balance = balance
@@ -1341,7 +1334,7 @@ def print_then_a_helper_raises(x):
     known_bug(while_test_that_prints, WHILE_TEST_PRINTS_TWICE, tensors=True),
     known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
     print_a_dataclass,                  # a dataclass is a nested structure (runtime/nest.py)
-    known_bug(print_an_object_with_a_repr, OBJECTS_HOLDING_TENSORS, tensors=True),
+    print_an_object_with_a_repr,
     known_bug(assert_message_with_a_side_effect, ASSERT_MESSAGE_RUNS_WHEN_PASSING,
               tensors=True),
     known_bug(factorial, WEAK_INT_OVERFLOW, tensors=True),

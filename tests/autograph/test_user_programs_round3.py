@@ -1252,17 +1252,7 @@ def string_format_of_loop_counter(n):
         print("{}/{}".format(i + 1, n), "%d%%" % (i * 25))
     return n
 
-# -- known bugs ---------------------------------------------------------------------------
-
-GENERATOR_PRINTS_WHILE_TRACING = (
-    "autograph/conversion.py _conversion_target: a generator function called from converted "
-    "code runs as written (unconverted), so its print() is Python's, run while tracing, while "
-    "the converted caller's prints are graph prints that run after the trace: a generator "
-    "that prints in a `for` loop, or a contextlib.contextmanager (the stdlib helper calls "
-    "the generator directly), prints all its lines first ('<b>', '</b>', then 'B 6.0'). "
-    "Converting generator bodies' calls only (print -> ag's print, no control flow) would "
-    "keep the order")
-
+# -- generators called from converted code: their calls converted, their prints in order ------
 
 def noisy_gen(n):
     for i in range(n):
@@ -1279,9 +1269,68 @@ def printing_generator_in_loop(x):
 
 @pytest.mark.parametrize("f, args", [(printing_generator_in_loop, (2.0,)),
                                      (with_contextmanager_generator, (2.0,))])
-@pytest.mark.xfail(strict=True, reason=GENERATOR_PRINTS_WHILE_TRACING)
-def test_known_bug_generator_prints_keep_their_order(f, args, tensors):
+def test_generator_prints_keep_their_order(f, args, tensors):
     assert_equivalent(f, *args, tensors=tensors)
+
+
+def clipped(v):
+    if v > 2:                       # a helper the generator calls: converted
+        return 2 * v
+    return v
+
+
+def scaled_steps(x, n):
+    for i in range(n):
+        y = clipped(x * i)
+        print(f"step {i}: {y}")     # a tensor formatted when the graph runs
+        yield y
+    yield from (x, -x)
+
+
+def sum_of_generated(x):
+    total = 0.0
+    for y in scaled_steps(x, 3):
+        print("sum", total)
+        total = total + y
+    return total
+
+
+class Recorder:
+    def __init__(self):
+        self.events = 0
+
+    @contextlib.contextmanager
+    def section(self, name, x):
+        print("open", name, x)
+        self.events += 1
+        yield x * 2
+        print("close", name)
+
+    def values(self, x):
+        for k in (1, 2):
+            print("value", k * x)
+            yield k * x
+
+
+def methods_that_are_generators(x):
+    r = Recorder()
+    with r.section("a", x) as y:
+        print("inside", y)
+        total = sum(v for v in r.values(y))
+    return total, r.events
+
+
+@pytest.mark.parametrize("f", [sum_of_generated, methods_that_are_generators])
+@pytest.mark.parametrize("x", [0.5, 3.0])
+def test_generators_reached_from_converted_code(f, x, tensors):
+    assert_equivalent(f, x, tensors=tensors)
+
+
+def test_a_generator_called_from_plain_python_runs_as_written(capsys):
+    ag.convert(sum_of_generated)(rt.constant(1.0))
+    capsys.readouterr()
+    assert list(scaled_steps(1.0, 2)) == [0.0, 1.0, 1.0, -1.0]
+    assert capsys.readouterr().out == "step 0: 0.0\nstep 1: 1.0\n"
 
 
 # -- Python semantics a graph cannot stage: an error naming the construct and the line --------

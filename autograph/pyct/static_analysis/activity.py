@@ -161,10 +161,11 @@ def signature_parts(fn_node):
 def resolve(node, context=None, parent_scope=None):
     """Annotates `node` (a function, or any tree) with scopes; returns `node`.
 
-    Runs qual_names.resolve first. `context` is unused, for symmetry with passes.
+    The walk resolves qualified names as it goes (it annotates the names, attributes and
+    subscripts it meets with their QN, as qual_names.resolve does, and the parameters).
+    `context` is unused, for symmetry with passes.
     """
     del context
-    qual_names.resolve(node)
     # A function analysed on its own still reads its decorators and default values (and
     # binds its name) in the code around it: a scope that stands for that code.
     analyzer = _Analyzer(parent_scope or Scope(None, isolated=True, kind="module"))
@@ -222,7 +223,7 @@ class _Analyzer(ast_util.NodeVisitor):
             for child in value if type(value) is list else (value,):
                 cls = type(child)
                 if cls is _Name:
-                    qn = anno.getanno(child, _QN)
+                    qn = _name_qn(child)
                     ctx = child.ctx
                     if isinstance(ctx, _Load):
                         self.scope.read.add(qn)
@@ -237,11 +238,11 @@ class _Analyzer(ast_util.NodeVisitor):
     # Symbols.
 
     def visit_Name(self, node):
-        _track(self.scope, node.ctx, anno.getanno(node, anno.Basic.QN))
+        _track(self.scope, node.ctx, _name_qn(node))
 
     def _visit_composite(self, node):
         self.generic_visit(node)
-        qn = anno.getanno(node, anno.Basic.QN, None)
+        qn = _composite_qn(node)
         if qn is not None:
             _track(self.scope, node.ctx, qn)
         elif isinstance(node.ctx, (gast.Store, gast.Del)):
@@ -269,7 +270,7 @@ class _Analyzer(ast_util.NodeVisitor):
         target_scope = self.scope
         while target_scope.kind == "comprehension":  # PEP 572: binds outside
             target_scope = target_scope.parent
-        qn = anno.getanno(node.target, anno.Basic.QN)
+        qn = _name_qn(node.target)
         target_scope.modified.add(qn)
         target_scope.bound.add(qn)
 
@@ -287,7 +288,7 @@ class _Analyzer(ast_util.NodeVisitor):
             self.visit(node.value)
             self.visit(node.target)
         elif isinstance(node.target, gast.Name):    # `x: int` makes x local, unassigned
-            self.scope.bound.add(qual_names.QN(node.target.id))
+            self.scope.bound.add(_name_qn(node.target))
 
     def visit_Global(self, node):
         self.scope.globals.update(qual_names.QN(n) for n in node.names)
@@ -310,7 +311,7 @@ class _Analyzer(ast_util.NodeVisitor):
         args_scope = Scope(fn_scope, isolated=True)
         for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
             if arg is not None:
-                args_scope.params.add(qual_names.QN(arg.id))
+                args_scope.params.add(_name_qn(arg))
         fn_scope.params |= args_scope.params
         fn_scope.bound |= args_scope.params
         anno.setanno(fn_node, anno.Static.ARGS_SCOPE, args_scope)
@@ -392,8 +393,6 @@ class _Analyzer(ast_util.NodeVisitor):
         # A converter may add a test that also ends the loop (e.g. `not break_`);
         # it is evaluated at the loop head, with the iterator.
         extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
-        if extra_test is not None:
-            qual_names.resolve(extra_test)
         self._scoped([node.iter, extra_test], node.iter, anno.Static.CFG_NODE_SCOPE)
         self._scoped(node.target, node.target, anno.Static.CFG_NODE_SCOPE)
         anno.setanno(node, anno.Static.ITERATE_SCOPE, self._exit())
@@ -463,6 +462,36 @@ def _track(scope, ctx, qn):
     elif isinstance(ctx, gast.Del):
         scope.modified.add(qn)
         scope.deleted.add(qn)
+
+
+def _name_qn(node):
+    """The QN of the Name `node`, annotated on it (a parameter's annotation is an
+    expression of the code around the function, visited there)."""
+    qn = qual_names.QN(node.id)
+    anno.setanno(node, _QN, qn)
+    return qn
+
+
+def _composite_qn(node):
+    """The QN of the Attribute or Subscript `node` whose children were visited (their QNs
+    annotated), annotated on it; None if it has none (qual_names' rules)."""
+    base = anno.getanno(node.value, _QN, None) if type(node.value) in _QUALIFIED else None
+    qn = None
+    if base is not None:
+        if type(node) is gast.Attribute:
+            qn = qual_names.QN(base, attr=node.attr)
+        else:
+            index = qual_names.subscript_qn(node.slice)
+            if index is not None:
+                qn = qual_names.QN(base, subscript=index)
+    if qn is not None:
+        anno.setanno(node, _QN, qn)
+    elif anno.hasanno(node, _QN):
+        anno.delanno(node, _QN)         # (of an earlier form of the tree)
+    return qn
+
+
+_QUALIFIED = frozenset((gast.Name, gast.Attribute, gast.Subscript))
 
 
 _NO_CHILDREN = visitor.LEAF_TYPES | {gast.Constant}  # Nothing to visit in these.

@@ -97,17 +97,20 @@ def _solve(graph, free_reads):
 def _annotate(graph, symbols, live):
     _, position, _, _ = cfg.numbering(graph)
     frozen = symbols.frozenset
-    setanno = anno.setanno
+    annos_attr = anno.ANNO_ATTR
     live_in, live_out, live_in_body = (
         anno.Static.LIVE_VARS_IN, anno.Static.LIVE_VARS_OUT, anno.Static.LIVE_VARS_IN_BODY)
     stmt_next, stmt_entry = graph.stmt_next, graph.stmt_entry
     for stmt, entry in stmt_entry.items():
-        setanno(stmt, live_in, frozen(live[position[entry]]))
         after = 0
         for n in stmt_next[stmt]:
             after |= live[position[n]]
-        setanno(stmt, live_out, frozen(after))
+        values = stmt.__dict__
+        annos = values.get(annos_attr)
+        if annos is None:
+            annos = values[annos_attr] = {}
+        annos[live_in], annos[live_out] = frozen(live[position[entry]]), frozen(after)
         if type(stmt).__name__ in _WITH_BODY_ANNOTATION:
             body = stmt.body
             if body:
-                setanno(stmt, live_in_body, frozen(live[position[stmt_entry[body[0]]]]))
+                annos[live_in_body] = frozen(live[position[stmt_entry[body[0]]]])

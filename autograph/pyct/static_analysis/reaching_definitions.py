@@ -187,10 +187,11 @@ class _Analyzer:
             frozen = self.symbols.frozenset
             values = self._annotations[state] = (
                 frozen(must or 0), frozen(maybe), self.fns.frozenset(fns))
-        setanno = anno.setanno
-        setanno(ast_node, anno.Static.DEFINED_VARS_IN, values[0])
-        setanno(ast_node, anno.Static.MAYBE_DEFINED_VARS_IN, values[1])
-        setanno(ast_node, anno.Static.DEFINED_FNS_IN, values[2])
+        node_values = ast_node.__dict__
+        annos = node_values.get(anno.ANNO_ATTR)
+        if annos is None:
+            annos = node_values[anno.ANNO_ATTR] = {}
+        annos[_DEFINED], annos[_MAYBE_DEFINED], annos[_DEFINED_FNS] = values
 
     def definitions_of(self, defs, qn):
         """The frozenset of the Definitions of `qn` in the bits `defs`, or None if none."""
@@ -205,6 +206,11 @@ class _Analyzer:
             if bits:
                 found[qn] = self.definitions.frozenset(bits)
         return found
+
+
+_DEFINED, _MAYBE_DEFINED, _DEFINED_FNS = (anno.Static.DEFINED_VARS_IN,
+                                          anno.Static.MAYBE_DEFINED_VARS_IN,
+                                          anno.Static.DEFINED_FNS_IN)
 
 
 def resolve(node, context, graphs, definition_factory=Definition, names=True):
@@ -246,21 +252,20 @@ class _StatementAnnotator:
             for stmt in node.body:
                 self.walk(stmt, analyzer)
             return
-        if cls is gast.arguments:
-            return  # Its children are expressions.
         walk = self.walk
         values = node.__dict__
-        for field in visitor.child_fields(cls):
+        for field in _ANNOTATED_FIELDS:
             value = values.get(field)
-            if value is None:
-                continue
-            for child in value if type(value) is list else (value,):
-                if (type(child) not in visitor.LEAF_TYPES and isinstance(child, gast.AST)
-                        and not isinstance(child, gast.expr)):
+            if type(value) is list:
+                for child in value:
                     walk(child, analyzer)
 
 
 _FUNCTION_DEFS_SET = frozenset(_FUNCTION_DEFS)
+# The fields that may hold what the walk annotates (statements, with items, except
+# handlers, match cases): the others hold expressions, or nodes that hold nothing else
+# (parameters, keywords, aliases, patterns).
+_ANNOTATED_FIELDS = ("items", "body", "handlers", "orelse", "finalbody", "cases")
 
 
 class _Annotator(ast_util.NodeVisitor):

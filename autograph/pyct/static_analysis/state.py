@@ -52,7 +52,9 @@ class LocalState:
 class FunctionFacts:
     """What the analysis of a statement needs to know about the function around it."""
 
-    def __init__(self, fn_node, source, around=None):
+    def __init__(self, fn_node, source, around=None, lambdas=True):
+        """`lambdas`: whether the function may hold a lambda (else only its statements
+        are looked at for the defs nested in it)."""
         self.scope = anno.getanno(fn_node, anno.Static.SCOPE)
         self.local_names = self.scope.local_names
         self.has_closures = _has_closures(fn_node, source)
@@ -65,7 +67,8 @@ class FunctionFacts:
             self.closure_writes.update(_closure_writes(fn_node))
             for stmt in visitor.statements(fn_node.body):   # outer statements first
                 if isinstance(stmt, _STATEMENTS) and id(stmt) not in self.captured:
-                    _captured_by_statement([stmt], self.captured)
+                    _captured_by_statement([stmt], self.captured,
+                                           visitor.children if lambdas else _blocks)
 
 
 def resolve(node, facts, enclosing=frozenset()):
@@ -172,22 +175,30 @@ def _closure_writes(fn_node):
     return {name: written for name, written in writes.items() if written}
 
 
-def _captured_by_statement(nodes, captured):
+def _captured_by_statement(nodes, captured, below=visitor.children):
     """The names read inside the lambdas and defs nested in `nodes`; records them for each
-    if, while and for statement among them (and below) in `captured`, by id."""
+    if, while and for statement among them (and below) in `captured`, by id. `below`
+    lists the nodes to look in under a node (_blocks, where no lambda can be)."""
     names = set()
     for node in nodes:
         if isinstance(node, _CLOSURES):
             names.update(m.id for m in visitor.walk(node)
                          if isinstance(m, gast.Name) and isinstance(m.ctx, gast.Load))
             continue
-        inner = _captured_by_statement(visitor.children(node), captured)
+        inner = _captured_by_statement(below(node), captured, below)
         if isinstance(node, _STATEMENTS):
             captured[id(node)] = (node, inner)
         names |= inner
     return names
 
 
+def _blocks(node):
+    """The statements (and except handlers, match cases) in the blocks of `node`."""
+    values = node.__dict__
+    return [n for field in _BLOCK_FIELDS for n in values.get(field) or ()]
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _CLOSURES = (gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef)
 _STATEMENTS = (gast.If, gast.While, gast.For)
 

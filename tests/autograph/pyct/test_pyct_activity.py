@@ -193,3 +193,32 @@ def test_scope_copy_and_merge():
     c = activity.Scope(None)
     c.copy_from(a)
     assert c.read == {"x"} and c.read is not a.read
+
+
+def test_the_walk_annotates_the_qualified_names_qual_names_would():
+    import textwrap
+
+    import gast
+    from autograph.pyct import parser, qual_names, visitor
+    source = textwrap.dedent("""
+        def f(a, b: int, *c, d=k.m, **e):
+            x = a.b[0].c + a[b][-1] + a[b.c] + a[f(b)].d + g(a)[1].h
+            a.b.c[x], (y, *z) = (u := v), w[1:2]
+            del a.b, a[0]
+            t: a.t = [q.r for q in a.s if q.ok]
+            for i.j in a.items(): lambda p=a.p: p.q + a.r
+            y += a.n
+            class C(Base.b, key=a.k):
+                def m(self, arg=a.d): return self.x
+            try: pass
+            except E.error as err: raise
+            with a.w as (o.p, s): return x.y
+        """)
+    resolved, analyzed = parser.parse(source), parser.parse(source)
+    qual_names.resolve(resolved)
+    activity.resolve(analyzed)
+    qns = [(type(n).__name__, anno.getanno(n, anno.Basic.QN, None))
+           for tree in (resolved, analyzed) for n in visitor.walk(tree)]
+    half = len(qns) // 2
+    assert qns[:half] == qns[half:]
+    assert sum(qn is not None for _, qn in qns[:half]) > 60

@@ -307,6 +307,14 @@ def g(x) -> int:
         return
     z: int = lambda: 0 if x else lambda: 1
     yield
+
+
+def h(a, b, c):
+    a = (a - b) - c, a - (b - c), a ** b ** c, (a ** b) ** c, -(a + b) * c, (a + b) @ c % 2
+    b = (a < b) + 1, a < b < c, (a < b) < c, not a == b, a is not None, a not in b, (a,)
+    c = (), (1,), a[()], a[b,], a[(b, c)], a[b][c:], (a, b)[0], [(a, b)], {(a,): (b,)}
+    obj.m(1, k=2)(3), obj.a.b(1), (a + b).m(), obj.m(*a, **b), f(a)(b).c(d)
+    return a << b >> c | a & b ^ c, (a or b) + c, a if (b, c) else (c, b), -a ** -b
 '''
 
 

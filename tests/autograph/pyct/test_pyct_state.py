@@ -145,3 +145,29 @@ def test_a_nested_statement_carries_what_the_statement_around_it_carries(local_s
 def test_names_lists_the_outputs_then_the_resets():
     local = LocalState(outputs=("a", "b"), resets=("c",))
     assert local.names == ("a", "b", "c")
+
+
+def test_without_lambdas_the_defs_in_statements_are_found_by_their_blocks(analyze):
+    src = """
+        def f(xs):
+            total = 0
+            for x in xs:
+                if x > 0:
+                    def add(v=x):
+                        return total + v + x
+                    try:
+                        total = add()
+                    except ValueError:
+                        class K:
+                            def m(self):
+                                return x
+                while total > 10:
+                    total = total // 2
+            return total
+        """
+    fn = analyze(src)
+    searched = state.FunctionFacts(fn, src, lambdas=False).captured
+    walked = state.FunctionFacts(fn, src, lambdas=True).captured
+    assert {k: names for k, (_, names) in searched.items()} == {
+        k: names for k, (_, names) in walked.items()}
+    assert sorted(len(names) for _, names in walked.values()) == [0, 3, 3]
