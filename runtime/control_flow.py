@@ -698,6 +698,16 @@ def loop_stack(op, tensor):
     return op.outputs[n + 1 + 2 * k], op.outputs[n + 2 + 2 * k]
 
 
+def stack_position(op, tensor):
+    """Where the outputs (values, index) of while `op` stacking body `tensor` start, or
+    None when it is not stacked."""
+    n, body = op.attrs["n_vars"], op.attrs["body_graph"]
+    k = next((k for k, t in enumerate(body.outputs[n:]) if t is tensor), None)
+    if k is None or k >= (op.attrs.get("stacks") or 0):
+        return None
+    return n + 1 + 2 * k
+
+
 def _stack_specs(t):
     rank = t.shape.rank
     return [(TensorShape([None]), t.dtype),

@@ -28,6 +28,7 @@ import weakref
 import numpy as np
 
 from . import config
+from . import control_flow
 from . import context
 from . import devices
 from . import dtypes
@@ -446,21 +447,78 @@ def _trace_into_graph(python_function, args, kwargs, name, arg_names):
 
 
 def _replayed_values(graph):
-    """The values a gradient must not recompute: outputs of random ops and variable reads
-    at the top level of `graph`, and those of the functions it calls. They become hidden
-    outputs of the function, which its gradient is fed (see gradients/function_grad.py):
-    a dropout mask differentiated is the mask the forward pass drew, and a variable has
-    the value the forward pass read, even if it was assigned since."""
+    """The values a gradient must not recompute: variable reads at the top level of
+    `graph` and every value drawn in it (`drawn_values`). They become hidden outputs of
+    the function, which its gradient is fed (see gradients/function_grad.py): a dropout
+    mask differentiated is the mask the forward pass drew, and a variable has the value
+    the forward pass read, even if it was assigned since."""
     hidden = []
     for op in graph.ops:
-        if op.type == "call":
-            inner = op.attrs["f"]
-            if inner.n_visible is not None:     # its hidden outputs: ours too
-                hidden.extend(op.outputs[inner.n_visible:])
-        elif op.opdef.effect == "read" or (op.opdef.stateful and op.opdef.effect is None
-                                           and op.outputs and op.opdef.grad is None):
+        if op.opdef.effect == "read":
             hidden.extend(op.outputs)
+        elif op.type == "call":
+            hidden.extend(_hidden_of_call(op))
+        else:
+            hidden.extend(_drawn_by(op, True))
     return hidden
+
+
+def _hidden_of_call(op):
+    inner = op.attrs["f"]
+    return list(op.outputs[inner.n_visible:]) if inner.n_visible is not None else []
+
+
+def variable_read(t):
+    """The variable whose read `t` (a hidden output) is, looking into called functions."""
+    op = t.op
+    if op.opdef.effect == "read":
+        return op.attrs["var"]
+    if op.type == "call":
+        return variable_read(op.attrs["f"].outputs[t.index])
+    return None
+
+
+def drawn_values(graph, expose=False):
+    """The tensors of `graph` that hold every value drawn in it: outputs of random ops
+    and py_functions, those of the functions it calls (their hidden outputs other than
+    variable reads), and for a cond or while
+    whose sub-graphs draw, the op's outputs giving their draws (a cond's: each branch's,
+    zeros from the other branch; a loop's: their values at every iteration, stacked).
+    With `expose` those outputs are added where missing, else only existing ones count."""
+    return [t for op in graph.ops for t in _drawn_by(op, expose)]
+
+
+def _drawn_by(op, expose):
+    if op.type == "call":           # (a read is read again: it has a gradient)
+        return [t for t in _hidden_of_call(op) if variable_read(t) is None]
+    if op.type == "cond":
+        return [t for side in ("then", "else")
+                for t in _branch_draws(op, side, expose)]
+    if op.type == "while":
+        return [t for draw in drawn_values(op.attrs["body_graph"], expose)
+                for t in _loop_draws(op, draw, expose)]
+    if op.opdef.stateful and op.opdef.effect is None and op.outputs and op.opdef.grad is None:
+        return list(op.outputs)
+    return []
+
+
+def _branch_draws(op, side, expose):
+    branch = op.attrs[f"{side}_graph"]
+    found = []
+    for t in drawn_values(branch, expose):
+        if expose:
+            found.append(control_flow.expose_branch_value(op, side, t))
+            continue
+        k = next((k for k, out in enumerate(branch.outputs) if out is t), len(op.outputs))
+        found.extend(op.outputs[k:k + 1])
+    return found
+
+
+def _loop_draws(op, t, expose):
+    if expose:
+        return list(control_flow.loop_stack(op, t))
+    k = control_flow.stack_position(op, t)
+    return [] if k is None else list(op.outputs[k:k + 2])
 
 
 def _bind_weakly(func, instance, owner):

@@ -24,14 +24,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from equivalence import assert_equivalent  # noqa: E402
 from grad_testing import FLOW_MODES, check_flow_gradients, numeric_gradient  # noqa: E402
 
-# -- diagnoses of the known bugs (strict xfails) ---------------------------------------------
-
-RANDOM_REDRAWN_IN_SUBGRAPHS = (
-    "runtime/function.py _replayed_values: only random ops at a converted function's top "
-    "level (and in functions it calls) are replayed to its call gradient; one inside a "
-    "tensor `if` or loop (a cond/while sub-graph) is drawn again by the recomputation, so "
-    "the gradient uses another dropout mask / noise than the forward pass")
-
 F64 = rt.float64
 
 
@@ -884,7 +876,6 @@ def noise_product(x, n):
     return rt.reduce_sum(h), product
 
 
-@pytest.mark.xfail(strict=True, reason=RANDOM_REDRAWN_IN_SUBGRAPHS)
 def test_noise_drawn_in_a_loop_of_a_converted_function_under_an_eager_tape():
     x = rt.constant(np.ones(4))
     with rt.GradientTape() as tape:
@@ -911,7 +902,6 @@ def test_dropout_off_in_a_tensor_if_under_an_eager_tape():
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * x.numpy())
 
 
-@pytest.mark.xfail(strict=True, reason=RANDOM_REDRAWN_IN_SUBGRAPHS)
 def test_dropout_in_a_tensor_if_under_an_eager_tape():
     """Minimal: a `training` flag given as a tensor puts the mask in a cond branch; the
     gradient multiplies by a mask drawn again (zeros where the forward mask kept)."""

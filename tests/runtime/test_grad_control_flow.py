@@ -290,6 +290,214 @@ def test_hidden_random_outputs_are_not_results_and_survive_saving(tmp_path):
     assert loaded(rt.constant(np.zeros(3, np.float32))).shape == (3,)
 
 
+# -- values drawn inside a cond or loop are the ones the gradient uses ------------------------
+# A converted function's call gradient recomputes it (gradients/function_grad.py): draws in
+# its cond and while sub-graphs are fed the forward pass's values, as TensorFlow's gradient
+# uses the forward pass's. Each case runs under every executor, graph passes on and off.
+
+F64 = rt.float64
+SETTINGS = [dict(executor="plain", optimizations=False), dict(executor="fast"),
+            dict(executor="compiled", compile_policy="always")]
+
+
+@pytest.fixture(params=SETTINGS, ids=["plain-unoptimized", "fast", "compiled"])
+def setting(request):
+    rt.random.set_seed(11)
+    try:
+        with rt.config.options(**request.param):
+            yield
+    finally:
+        rt.random.set_seed(None)
+
+
+def _noise(shape):
+    return rt.random.uniform(shape, dtype=F64) + 0.5
+
+
+def dropout_if(x, training):
+    if training:
+        mask = rt.cast(rt.random.uniform([6], dtype=F64) >= 0.5, F64) * 2.0
+    else:
+        mask = rt.ones([6], F64)
+    return rt.reduce_sum(x * x * mask), mask
+
+
+def noise_loop(x, n):
+    """tanh(h * noise) n times; the noises come back (a list grown in the loop)."""
+    h = x
+    noises = []
+    for _ in rt.range(n):
+        noise = _noise([4])
+        noises.append(noise)
+        h = rt.tanh(h * noise) + 0.1 * h
+    return rt.reduce_sum(h), rt.stack(noises) if noises else rt.zeros([0, 4], F64)
+
+
+def _noise_loop_numpy(x, noises):
+    h = np.asarray(x)
+    for noise in noises:
+        h = np.tanh(h * noise) + 0.1 * h
+    return h.sum()
+
+
+def noise_if_in_loop(x, n):
+    """Even iterations scale by fresh noise, odd ones by 2: a cond inside the loop."""
+    h = x
+    scale = rt.ones([4], F64)
+    for i in rt.range(n):
+        if i % 2 == 0:
+            s = _noise([4])
+        else:
+            s = rt.constant(2.0, F64) * rt.ones([4], F64)
+        scale = scale * s
+        h = h * s
+    return rt.reduce_sum(h * h), scale
+
+
+def _tape_gradient(f, *args):
+    x = args[0]
+    with rt.GradientTape() as tape:
+        tape.watch(x)
+        y, drawn = f(*args)
+    return tape.gradient(y, x), drawn
+
+
+def _graph_gradient(f, *args):
+    @rt.function
+    def step(*args):
+        y, drawn = f(*args)
+        return rt.gradients(y, [args[0]])[0], drawn
+    return step(*args)
+
+
+WAYS = {"eager tape": _tape_gradient, "rt.gradients": _graph_gradient}
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("training", [True, False])
+def test_dropout_in_a_tensor_if(setting, way, training):
+    f = ag.convert(dropout_if)
+    x = rt.constant(np.arange(1.0, 7.0))
+    for _ in range(3):                        # new masks each call, each its gradient's
+        g, mask = WAYS[way](f, x, rt.constant(training))
+        np.testing.assert_allclose(g.numpy(), 2 * x.numpy() * mask.numpy())
+    assert training or mask.numpy().tolist() == [1.0] * 6
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_noise_drawn_in_a_loop(setting, way, n):
+    f = ag.convert(noise_loop)
+    x = rt.constant(np.linspace(-1.0, 1.0, 4))
+    g, noises = WAYS[way](f, x, rt.constant(n))
+    noises = noises.numpy()
+    assert noises.shape == (n, 4)
+    expected = numeric_gradient(lambda x: _noise_loop_numpy(x, noises), [x.numpy()], 0)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_noise_drawn_in_a_cond_inside_a_loop(setting, way):
+    f = ag.convert(noise_if_in_loop)
+    x = rt.constant(np.array([0.5, -1.0, 2.0, 1.5]))
+    g, scale = WAYS[way](f, x, rt.constant(5))
+    scale = scale.numpy()
+    assert np.all(scale != 8.0)                 # three noises drawn, two doublings
+    np.testing.assert_allclose(g.numpy(), 2 * x.numpy() * scale ** 2)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_drawn_branch_value_leaves_the_other_branch_differentiable(setting, flag):
+    """The draw is output k of one branch; the other branch's output k depends on x."""
+    @ag.convert
+    def f(x, flag):
+        if flag:
+            s = rt.random.normal([4], dtype=F64)
+        else:
+            s = x * x
+        return rt.reduce_sum(x * s), s
+
+    x = rt.constant(np.array([0.5, -1.0, 2.0, 1.5]))
+    g, s = _tape_gradient(f, x, rt.constant(flag))
+    np.testing.assert_allclose(g.numpy(), s.numpy() if flag else 3 * x.numpy() ** 2)
+
+
+def _loop_calling(step):
+    """A converted loop: `h, noise = step(h)` n times; sum(h) and the noises' product."""
+    @ag.convert
+    def f(x, n):
+        h = x
+        product = rt.ones([4], F64)
+        for _ in rt.range(n):
+            h, noise = step(h)
+            product = product * noise
+        return rt.reduce_sum(h), product
+    return f
+
+
+def test_noise_drawn_by_a_function_called_in_a_loop(setting):
+    @rt.function
+    def jitter(h):
+        noise = _noise([4])
+        return h * noise, noise
+
+    f = _loop_calling(jitter)
+    g, product = _tape_gradient(f, rt.constant(np.ones(4)), rt.constant(3))
+    np.testing.assert_allclose(g.numpy(), product.numpy())
+
+
+def test_a_function_called_in_a_loop_reads_its_variable_again(setting):
+    """It draws and reads a variable: the gradient of the variable still flows."""
+    w = rt.Variable(np.array([0.5, -1.0, 2.0, 1.5]))
+    v = rt.Variable(np.full(4, 3.0))
+
+    @rt.function
+    def cell(h):
+        noise = _noise([4])
+        return h * noise * w, noise
+
+    @rt.function
+    def scale(h):
+        return h * v
+
+    def step(h):
+        h, noise = cell(h)
+        return scale(h), noise
+
+    f = _loop_calling(step)
+    x = rt.constant(np.ones(4))
+    with rt.GradientTape() as tape:
+        y, product = f(x, rt.constant(3))
+    gw, gv = tape.gradient(y, [w, v])
+    # y = sum(x * product * (w v)^3): d/dw = 3 w^2 v^3 product, d/dv = 3 v^2 w^3 product
+    p, w0, v0 = product.numpy(), w.numpy(), v.numpy()
+    np.testing.assert_allclose(gw.numpy(), 3 * w0 ** 2 * v0 ** 3 * p)
+    np.testing.assert_allclose(gv.numpy(), 3 * v0 ** 2 * w0 ** 3 * p)
+
+
+def test_noise_drawn_in_nested_loops(setting):
+    def step(h):                    # converted with its caller: a loop in the loop
+        product = rt.ones([4], F64)
+        for _ in rt.range(2):
+            noise = _noise([4])
+            product = product * noise
+            h = h * noise
+        return h, product
+
+    f = _loop_calling(step)
+    g, product = _tape_gradient(f, rt.constant(np.ones(4)), rt.constant(3))
+    np.testing.assert_allclose(g.numpy(), product.numpy())
+
+
+def test_loops_without_draws_keep_no_hidden_outputs():
+    f = ag.convert(power_loop)
+    graph = rt.function(f).get_concrete_function(
+        rt.constant(np.ones(3)), rt.constant(2)).graph
+    assert graph.n_visible is None
+    (loop,) = [op for op in graph.ops if op.type == "while"]
+    assert loop.attrs.get("stacks") is None
+
+
 # -- what a loop keeps for its gradient: each value once ---------------------------------------
 
 def _loop_gradients(x, w, steps):
