@@ -106,20 +106,20 @@ def _rebuild(template, children):
 def pack_sequence_as(structure, flat_sequence):
     """Rebuild `structure` with its leaves replaced, in order, by `flat_sequence`."""
     flat = list(flat_sequence)
-    pos = [0]
-
-    def build(x):
-        if is_nested(x):
-            return _rebuild(x, [build(c) for c in _children(x)])
-        value = flat[pos[0]]
-        pos[0] += 1
-        return value
-
     expected = len(flatten(structure))
     if expected != len(flat):
         raise ValueError(f"The structure has {expected} leaves but {len(flat)} values "
                          f"were given")
-    return build(structure)
+    return _packed(structure, iter(flat))
+
+
+def _packed(x, leaves):
+    """`x` rebuilt with its leaves taken in order from the iterator `leaves` (a module
+    function, not a recursive closure: that would be a reference cycle holding the values
+    until the garbage collector runs)."""
+    if is_nested(x):
+        return _rebuild(x, [_packed(c, leaves) for c in _children(x)])
+    return next(leaves)
 
 
 def map_structure(fn, *structures):

@@ -65,3 +65,23 @@ def test_structure_str_describes_shapes_of_structures_for_error_messages():
     assert nest.structure_str((1, [2, None], {"k": 3})) == "(*, [*, None], {'k': *})"
     assert nest.structure_str(Point(1, 2)) == "Point(*, *)"
     assert nest.structure_str((1,)) == "(*,)"
+
+
+def test_packing_leaves_no_reference_cycles():
+    """Rebuilding a structure (every graph function's result) frees its values as soon as
+    the result goes, not when the cycle collector next runs."""
+    import gc
+    import weakref
+
+    class Leaf:
+        pass
+    leaf = Leaf()
+    gone = weakref.ref(leaf)
+    gc.disable()
+    try:
+        packed = nest.pack_sequence_as({"a": [1, (2, 3)], "b": 4}, [leaf, 1, 2, 3])
+        assert packed == {"a": [leaf, (1, 2)], "b": 3}
+        del packed, leaf
+        assert gone() is None
+    finally:
+        gc.enable()
