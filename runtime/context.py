@@ -104,10 +104,3 @@ def run_functions_eagerly(run_eagerly):
 def functions_run_eagerly():
     """Whether `rt.run_functions_eagerly(True)` is in force."""
     return _run_functions_eagerly
-
-
-def graph_functions_run_now():
-    """Executing eagerly, and graph functions run their graphs (not their Python): a
-    call is its graph run at once (graph functions' dispatch fast path)."""
-    stack = _state.stack
-    return not _run_functions_eagerly and (not stack or stack[-1] is None)

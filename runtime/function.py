@@ -819,7 +819,7 @@ class Function:
             if self._direct and not kwargs:        # the dispatch cache (see _lookup)
                 key, arrays = _direct_key(args)
                 concrete = self._direct.get(key)
-                stack = _thread.stack       # (context.graph_functions_run_now(), inlined)
+                stack = _thread.stack       # eager, and graph functions run their graphs
                 if (concrete is not None and not registry.tape_hooks
                         and (not stack or stack[-1] is None)
                         and not context._run_functions_eagerly):
