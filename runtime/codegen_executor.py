@@ -242,7 +242,7 @@ class _Compiler:
         for t in feeds:
             env[t] = self.fresh(t.op.name)
             params.append(env[t])
-        self.quiet = any(op.opdef.quiet for g in graphs_in(graph) for op in g.ops)
+        self.quiet = any(_quiet(op) for g in graphs_in(graph) for op in g.ops)
         self.emit(0, f"def {name}(_feeds):")
         if params:
             self.emit(1, f"{', '.join(params)}{',' if len(params) == 1 else ''} = _feeds")
@@ -456,7 +456,7 @@ class _Compiler:
 
     def op(self, op, env, indent, mine, futures):
         kind = op.type
-        if op.opdef.quiet and not self.in_region:
+        if not self.in_region and _quiet(op):
             self.quiet_outside = True
         if kind in ("placeholder", "capture") and op.outputs[0] in env:
             return
@@ -700,10 +700,18 @@ class _Compiler:
         return [done, trips] + stacks
 
 
+def _quiet(op):
+    """Whether `op` runs quiet: its kernel ignores numpy's error state, or it is a rank-0
+    integer op whose numpy scalar operator would check overflow its kernel does not."""
+    d = op.opdef
+    return d.quiet or d.checked and op.outputs[0].shape.rank == 0 and (
+        op.outputs[0].dtype.is_integer)
+
+
 def _holds_quiet(ops):
-    """Whether one of `ops`, or of the ops in their sub-graphs, has a quiet kernel."""
-    return any(op.opdef.quiet or any(inner.opdef.quiet for sub in op.subgraphs()
-                                     for g in graphs_in(sub) for inner in g.ops)
+    """Whether one of `ops`, or of the ops in their sub-graphs, runs quiet."""
+    return any(_quiet(op) or any(_quiet(inner) for sub in op.subgraphs()
+                                 for g in graphs_in(sub) for inner in g.ops)
                for op in ops)
 
 

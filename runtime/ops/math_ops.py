@@ -522,16 +522,17 @@ def _squared_difference_kernel(xp, x, y):
     return xp.square(x - y)
 
 
-# Traits: `operator`/`bool_operator` (the fast executor's rank-0 source), `weak_result`
+# Traits: `operator`/`bool_operator` (the fast executor's rank-0 source; `checked`: numpy
+# checks its integer overflow on scalars), `weak_result`
 # (a result standing for a Python number), `lower` (one element in the compiled tier;
 # operands arrive cast to the ufunc's loop dtypes, the result is cast to the op's dtype).
 _ARITH = registry.arithmetic_weak_result
 _BOOL = registry.bool_weak_result
 
 negative = _define_unary("negative", np.negative, _negative_grad, operator="-{0}",
-                         weak_result=_ARITH, lower="-{0}")
+                         checked=True, weak_result=_ARITH, lower="-{0}")
 abs = _define_unary("abs", np.abs, _abs_grad, operator="abs({0})",  # noqa: A001 - rt.abs
-                    weak_result=_ARITH, lower="abs({0})")
+                    checked=True, weak_result=_ARITH, lower="abs({0})")
 sign = _define_unary("sign", np.sign, _zero_grad, lower="np.sign({0})")
 sqrt = _define_unary("sqrt", _quiet(np.sqrt), _sqrt_grad, lower="np.sqrt({0})")
 rsqrt = _define_unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), _rsqrt_grad,
@@ -581,11 +582,11 @@ def _logical(symbol):
                 lower=f"{{0}} {symbol} {{1}}")
 
 
-add = _define_binary("add", np.add, _add_grad, **_binary("+", weak_result=_ARITH))
+add = _define_binary("add", np.add, _add_grad, **_binary("+", weak_result=_ARITH, checked=True))
 subtract = _define_binary("subtract", np.subtract, _subtract_grad,
-                          **_binary("-", weak_result=_ARITH))
+                          **_binary("-", weak_result=_ARITH, checked=True))
 multiply = _define_binary("multiply", np.multiply, _multiply_grad,
-                          **_binary("*", weak_result=_ARITH))
+                          **_binary("*", weak_result=_ARITH, checked=True))
 divide = _define_binary("divide", _quiet(np.true_divide), _divide_grad,
                         **_binary("/", weak_result=registry.division_weak_result))
 floordiv = _define_binary("floordiv", _quiet(np.floor_divide), no_gradient, operator="{0} // {1}",

@@ -55,7 +55,10 @@ class OpDef:
     the op is stateful), `weak_result` ((widest weak kind of the inputs, result dtype)
     -> the result's weak kind: the result stands for a Python number when all inputs do),
     `operator` (source of the op on numpy scalars, "{0} + {1}": the fast executor's
-    rank-0 form), `bool_operator` (the same on bools, Python's or numpy's, giving a bool),
+    rank-0 form), `checked` (numpy's scalar `operator` checks integer overflow, warning or
+    raising as np.errstate says, where the kernel on arrays wraps silently: the fast
+    executor runs graphs holding such rank-0 integer ops quiet), `bool_operator` (the same
+    on bools, Python's or numpy's, giving a bool),
     `emit` ((op, operand sources) -> source or None: the fast executor's line for an op
     that is cheaper written out than called), `lower` (the compiled tier's lowering: for
     elementwise ops the source of one element, "np.exp({0})"; else (op, operand sources)
@@ -70,13 +73,15 @@ class OpDef:
     __slots__ = ("name", "kernel", "generic", "overrides", "_kernels", "infer", "stateful",
                  "effect", "multi", "grad", "elementwise", "fresh", "ufunc", "quiet",
                  "retains_inputs", "weak_result", "operator", "bool_operator", "emit", "lower",
-                 "simd", "container")
+                 "simd", "container", "checked")
 
     def __init__(self, name, kernel, infer, stateful=False, effect=None, multi=False,
                  grad=None, elementwise=False, fresh=False, retains_inputs=None,
                  weak_result=None, operator=None, bool_operator=None, emit=None, lower=None,
-                 simd=False, container=False, numpy=None, cupy=None, array_api_strict=None):
+                 simd=False, container=False, checked=False, numpy=None, cupy=None,
+                 array_api_strict=None):
         self.name = name
+        self.checked = checked
         kernel, numpy = _generic_and_numpy(name, kernel, numpy)
         self.generic = kernel
         self.overrides = {backend: k for backend, k in
