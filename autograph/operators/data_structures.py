@@ -10,6 +10,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import dtypes
+from runtime import traceback_utils
 from runtime.ops import math_ops
 from runtime.ops import registry
 from runtime.tensor import Tensor
@@ -176,6 +177,13 @@ class TensorList:
         return self.tensor[i]
 
     def __iter__(self):
+        if self.tensor.shape[0] is None:
+            raise TypeError(
+                f"the list '{self.name}' is grown in a graph loop, so its length is known "
+                f"only when the graph runs: Python cannot unpack it (`*{self.name}` in a "
+                f"call, `a, b = {self.name}`) or iterate it (list(), a comprehension) while "
+                f"tracing. A `for` statement over it is a graph loop, and "
+                f"print({self.name}) prints it.{traceback_utils.at_user_line(2)}")
         return iter(self.tensor)
 
     def __repr__(self):
