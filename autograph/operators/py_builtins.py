@@ -44,9 +44,10 @@ def _holds_symbolic(value):
 
 def _needs_staging(value):
     """Whether formatting `value` may need the graph's values: it holds a symbolic tensor
-    or an object whose class formats it (its text may show tensors)."""
-    return _holds_symbolic(value) or any(map(implicit_calls.formats_itself,
-                                             nest.flatten(value)))
+    or an object whose class formats it (its text may show tensors), or a set of those."""
+    return _holds_symbolic(value) or any(
+        implicit_calls.formats_itself(leaf) or _is_staged_set(leaf)
+        for leaf in nest.flatten(value))
 
 
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
@@ -269,9 +270,9 @@ def _text_part(value, conversion, spec):
 def _objects_shown(value):
     """`value`, a nested structure, with the user objects in it (their classes format them)
     replaced by their reprs, made now (as `_text_or_value` makes an object's text): a
-    list shows its items' reprs."""
+    list shows its items' reprs. So are sets holding tensors (not nested structures)."""
     if not nest.is_nested(value):
-        return value
+        return _set_shown(value) if _is_staged_set(value) else value
     leaves = nest.flatten(value)
     shown = [_shown(leaf) for leaf in leaves]
     if all(a is b for a, b in zip(leaves, shown)):
@@ -280,8 +281,24 @@ def _objects_shown(value):
 
 
 def _shown(leaf):
+    if _is_staged_set(leaf):
+        return _set_shown(leaf)
     text = implicit_calls.text_of(leaf, "r", "")
     return leaf if text is None else logging_ops.Shown(text)
+
+
+def _is_staged_set(value):
+    return type(value) in (set, frozenset) and _needs_staging(list(value))
+
+
+def _set_shown(items):
+    """A set's repr, its items (in the order the set holds them now) formatted when the
+    graph runs."""
+    parts = ["frozenset({" if type(items) is frozenset else "{"]
+    for i, item in enumerate(items):
+        parts += [", "] * (i > 0) + [(_objects_shown(item), "r", "")]
+    parts.append("})" if type(items) is frozenset else "}")
+    return logging_ops.Shown(_formatted_string(parts))
 
 
 def _weak(t, kind):

@@ -717,13 +717,28 @@ def str_repr_format_of_objects_and_a_tensor_width(x, w):
     return x
 
 
+@arg_sets((2.5, 3),)
+def one_element_sets(x, n):
+    print({x}, f"{ {(x, n)} }", "%s" % (frozenset([n]),), "{}".format([{x}]))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def variables_in_containers(x, n):
+    _balance.assign(x)
+    _counter.assign(n)
+    print("%d %s %r|%5.1f" % (_counter, [_balance], {"b": (_balance,)}, _balance))
+    print(f"{[_balance, _counter]}", "{}".format({"c": _counter}))
+    return x
+
+
 @pytest.mark.parametrize("f, tensors", cases(
     fstring_of_a_list_of_tensors, format_of_a_tuple_of_tensors,
     percent_of_a_dict_and_namedtuple, fstring_of_loop_state, format_field_indexing_an_argument,
     fstring_of_a_list_grown_in_a_loop, a_nested_dict_of_lists, a_namedtuple_field_with_a_spec,
     percent_r_of_a_tuple, a_dataclass_in_formatted_strings, a_grown_list_inside_a_container,
     objects_in_containers, strings_in_containers, percent_star_width,
-    str_repr_format_of_objects_and_a_tensor_width))
+    str_repr_format_of_objects_and_a_tensor_width, one_element_sets, variables_in_containers))
 def test_formatting_containers(f, tensors):
     check_all(f, tensors)
 
