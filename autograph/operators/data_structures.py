@@ -182,11 +182,11 @@ class TensorList:
     def __iter__(self):
         if self.tensor.shape[0] is None:
             raise TypeError(
-                f"the list '{self.name}' is grown in a graph loop, so its length is known "
-                f"only when the graph runs: Python cannot unpack it (`*{self.name}` in a "
-                f"call, `a, b = {self.name}`) or iterate it (list(), a comprehension) while "
-                f"tracing. A `for` statement over it is a graph loop, and "
-                f"print({self.name}) prints it.{traceback_utils.at_user_line(2)}")
+                f"the list '{self.name}' is grown in a tensor loop or tensor `if`, so its "
+                f"length is known only when the graph runs: Python cannot unpack it "
+                f"(`*{self.name}` in a call, `a, b = {self.name}`) or iterate it (list(), a "
+                f"comprehension) while tracing. A `for` statement over it is a graph loop, "
+                f"and print({self.name}) prints it.{traceback_utils.at_user_line(2)}")
         return iter(self.tensor)
 
     def __repr__(self):

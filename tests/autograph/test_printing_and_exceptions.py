@@ -1287,7 +1287,7 @@ def print_star_of_a_tensor_list(n):
 def test_unpacking_a_list_grown_in_a_tensor_loop_names_the_list():
     with pytest.raises(TypeError) as info:
         ag.convert(print_star_of_a_tensor_list)(rt.constant(3))
-    assert "the list 'squares' is grown in a graph loop" in str(info.value), shown(info.value)
+    assert "the list 'squares' is grown in a tensor loop" in str(info.value), shown(info.value)
     assert points_at(info.value, print_star_of_a_tensor_list, "print(*squares"), \
         shown(info.value)
 
