@@ -10,6 +10,7 @@ import numpy as np
 
 import runtime as rt
 from runtime import dtypes
+from runtime import traceback_utils
 from runtime.ops import math_ops
 from runtime.ops import registry
 from runtime.tensor import Tensor
@@ -179,6 +180,13 @@ class TensorList:
         return self.tensor[i]
 
     def __iter__(self):
+        if self.tensor.shape[0] is None:
+            raise TypeError(
+                f"the list '{self.name}' is grown in a tensor loop or tensor `if`, so its "
+                f"length is known only when the graph runs: Python cannot unpack it "
+                f"(`*{self.name}` in a call, `a, b = {self.name}`) or iterate it (list(), a "
+                f"comprehension) while tracing. A `for` statement over it is a graph loop, "
+                f"and print({self.name}) prints it.{traceback_utils.at_user_line(2)}")
         return iter(self.tensor)
 
     def __repr__(self):

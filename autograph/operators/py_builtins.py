@@ -10,14 +10,17 @@ loop, `len(t)` the static or run-time length.
 """
 import builtins
 import functools
+import operator
 import re
 import string
+
+import numpy as np
 
 import runtime as rt
 from runtime import nest
 from runtime.ops import logging_ops
 from runtime.ops import registry
-from runtime.tensor import SymbolicTensor, Tensor
+from runtime.tensor import EagerTensor, SymbolicTensor, Tensor
 
 from autograph import implicit_calls
 
@@ -31,19 +34,39 @@ def _any_symbolic(values):
                or isinstance(v, logging_ops.FormattedString) for v in values)
 
 
+def _holds_symbolic(value):
+    """Whether `value` or a leaf of it (a nested list, tuple, dict, namedtuple or
+    dataclass) is known only when the graph runs: what a print or a formatted string of it
+    must format at run time."""
+    return _any_symbolic([leaf.text if isinstance(leaf, logging_ops.Shown) else leaf
+                          for leaf in nest.flatten(value)])
+
+
+def _needs_staging(value):
+    """Whether formatting `value` may need the graph's values: it holds a symbolic tensor
+    or an object whose class formats it (its text may show tensors), or a set of those."""
+    return _holds_symbolic(value) or any(
+        implicit_calls.formats_itself(leaf) or _is_staged_set(leaf)
+        for leaf in nest.flatten(value))
+
+
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
     """`print`: at run time of the graph when tracing, immediately when eager."""
     if rt.executing_eagerly():
         builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
         return None
     values = [_text_or_value(v, "s", "") for v in values]
-    values = nest.map_structure(_printed_as_list, values)
-    rt.print(*values, sep=sep, end=end, file=file)    # (runs with the graph, in order)
+    rt.print(*_printed_as_lists(values), sep=sep, end=end, file=file,
+             flush=flush)                              # (runs with the graph, in order)
     return None                                        # what print returns
 
 
+def _printed_as_lists(value):
+    """`value` with its tensor lists (at any depth) as the Python lists they are eagerly."""
+    return nest.map_structure(_printed_as_list, value)
+
+
 def _printed_as_list(value):
-    """A tensor list prints as the Python list it is eagerly."""
     if isinstance(value, TensorList):
         return logging_ops.Rows(value.stack(), value.weak)
     return value
@@ -67,16 +90,22 @@ def _formatted(parts):
     """Python's string for format parts (see logging_ops.FormattedString), or, when a
     value is a symbolic tensor, the FormattedString a graph print formats again."""
     parts = [part if isinstance(part, str) else _text_part(*part) for part in parts]
-    if _any_symbolic([part[0] for part in parts if not isinstance(part, str)]):
-        return logging_ops.FormattedString(parts)
+    if _holds_symbolic([(part[0], part[2]) for part in parts if not isinstance(part, str)]):
+        return _formatted_string(parts)
     return logging_ops.format_parts(parts)
+
+
+def _formatted_string(parts):
+    """The FormattedString of format parts whose values hold symbolic tensors."""
+    return logging_ops.FormattedString([
+        part if isinstance(part, str) else (_printed_as_lists(part[0]), *part[1:])
+        for part in parts if part != ""])
 
 
 def str_format(template, *args, **kwargs):
     """`template.format(*args, **kwargs)` in converted code: Python's string, or, when an
     argument is a symbolic tensor, a FormattedString (see `fstring`)."""
-    values = list(args) + list(kwargs.values())
-    if not _any_symbolic(values) and not any(map(implicit_calls.formats_itself, values)):
+    if not _needs_staging([args, kwargs]):
         return template.format(*args, **kwargs)
     return _formatted(_format_parts(template, args, kwargs, [0]))
 
@@ -99,33 +128,87 @@ def _format_parts(template, args, kwargs, counter):
     return parts
 
 
-_PERCENT = re.compile(r"%(?:\((?P<key>[^)]*)\))?(?P<spec>[-+ #0]*(?:\d+)?(?:\.\d+)?[hlL]?"
-                      r"(?P<type>[diouxXeEfFgGcrsa%]))")
+# A printf-style directive of `template % values` (Python checks the template first).
+_PERCENT = re.compile(r"%(?:%|(?:\((?P<key>[^)]*)\))?(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?"
+                      r"(?:\.(?P<precision>\*|\d*))?[hlL]?(?P<type>[diouxXeEfFgGcrsa]))")
 
 
 def percent_format(template, values):
     """`template % values` for a string template in converted code: Python's string, or,
-    when a value is a symbolic tensor, a FormattedString (see `fstring`)."""
-    leaves = (list(values.values()) if isinstance(values, dict) else
-              list(values) if isinstance(values, tuple) else [values])
-    if not _any_symbolic(leaves):
+    when a value holds a symbolic tensor, a FormattedString (see `fstring`)."""
+    if not _needs_staging(values):
         return template % values
-    parts, position, index = [], 0, 0
+    template % _stand_ins(values)      # Python's errors: too many or too few values, ...
+    arguments = iter(values if isinstance(values, tuple) else (values,))
+    parts, position = [], 0
     for match in _PERCENT.finditer(template):
         parts.append(template[position:match.start()])
         position = match.end()
-        if match.group("type") == "%":
+        if match.group() == "%%":
             parts.append("%")
             continue
-        if match.group("key") is not None:
-            value = values[match.group("key")]
-        elif isinstance(values, tuple):
-            value, index = values[index], index + 1
-        else:
-            value = values
-        parts.append((value, "%", "%" + match.group("spec")))
+        width = _star(match.group("width"), arguments)
+        precision = _star(match.group("precision"), arguments, floor=0)
+        key = match.group("key")
+        value, kind = _percent_value(values[key] if key is not None else next(arguments),
+                                     match.group("type"))
+        parts.append((value, "%", _percent_spec(match.group("flags"), width, precision, kind)))
     parts.append(template[position:])
-    return logging_ops.FormattedString([p for p in parts if p != ""])
+    return _formatted_string(parts)
+
+
+def _star(field, arguments, floor=None):
+    """A directive's width or precision: its digits, the next argument's for `*` (a
+    negative precision is 0), or a part formatting a symbolic one when the graph runs."""
+    if field != "*":
+        return field
+    value = next(arguments)
+    if not is_symbolic(value):
+        value = operator.index(value)
+        return str(value if floor is None else builtins.max(value, floor))
+    return (value if floor is None else rt.maximum(value, floor), "%", "%d")
+
+
+def _percent_spec(flags, width, precision, kind):
+    """A directive's spec: a string, or a FormattedString with a symbolic `*` value."""
+    parts = ["%" + flags, width or "", "" if precision is None else ".", precision or "",
+             kind]
+    if all(isinstance(part, str) for part in parts):
+        return "".join(parts)
+    return _formatted_string(parts)
+
+
+def _percent_value(value, kind):
+    """(value, directive type) with a user object's text in place of the object (then
+    formatted by `%s`)."""
+    text = implicit_calls.text_of(value, kind, "") if kind in "sr" else None
+    if text is not None:
+        return text, "s"
+    return _objects_shown(value), kind
+
+
+def _stand_ins(values):
+    """`values` with eager stand-ins for what is known only when the graph runs: what
+    Python's `%` checks the template against, raising the errors it raises eagerly."""
+    return nest.map_structure(_stand_in, values)
+
+
+def _stand_in(value):
+    """A list for a tensor list, a string for an object that formats itself; for a
+    symbolic tensor, the Python number it stands for (SymbolicTensor.weak) or an eager
+    tensor of its dtype and (static) shape."""
+    if isinstance(value, TensorList):
+        return []
+    if implicit_calls.formats_itself(value):
+        return ""
+    if not is_symbolic(value):
+        return value
+    weak = getattr(value, "weak", None)
+    if weak is not None:
+        return {"b": False, "i": 0, "f": 0.0, "c": 0j}[weak]
+    shape = [1 if d is None else d for d in value.shape.as_list()] \
+        if value.shape.rank is not None else []
+    return EagerTensor(np.zeros(shape, value.dtype.np))
 
 
 def len_(value):
@@ -171,17 +254,51 @@ def _text_or_value(value, conversion, spec):
     """The text of a user object as its class formats it now, while tracing (its
     converted `__str__`...: a print op would format the object when the graph runs,
     after the function has changed it, and its tensors are symbolic); other values as
-    they are."""
+    they are, with the objects in them shown by their text (see `_objects_shown`)."""
     text = implicit_calls.text_of(value, conversion, spec)
-    return value if text is None else text
+    return _objects_shown(value) if text is None else text
 
 
 def _text_part(value, conversion, spec):
     """A format part (value, conversion, spec) with a user object's text in its place."""
     text = implicit_calls.text_of(value, conversion, spec)
     if text is None:
-        return value, conversion, spec
+        return _objects_shown(value), conversion, spec
     return text, None, spec if conversion else ""       # (__format__ took the spec)
+
+
+def _objects_shown(value):
+    """`value`, a nested structure, with the user objects in it (their classes format them)
+    replaced by their reprs, made now (as `_text_or_value` makes an object's text): a
+    list shows its items' reprs. So are sets holding tensors (not nested structures)."""
+    if not nest.is_nested(value):
+        return _set_shown(value) if _is_staged_set(value) else value
+    leaves = nest.flatten(value)
+    shown = [_shown(leaf) for leaf in leaves]
+    if all(a is b for a, b in zip(leaves, shown)):
+        return value
+    return nest.pack_sequence_as(value, shown)
+
+
+def _shown(leaf):
+    if _is_staged_set(leaf):
+        return _set_shown(leaf)
+    text = implicit_calls.text_of(leaf, "r", "")
+    return leaf if text is None else logging_ops.Shown(text)
+
+
+def _is_staged_set(value):
+    return type(value) in (set, frozenset) and _needs_staging(list(value))
+
+
+def _set_shown(items):
+    """A set's repr, its items (in the order the set holds them now) formatted when the
+    graph runs."""
+    parts = ["frozenset({" if type(items) is frozenset else "{"]
+    for i, item in enumerate(items):
+        parts += [", "] * (i > 0) + [(_objects_shown(item), "r", "")]
+    parts.append("})" if type(items) is frozenset else "}")
+    return logging_ops.Shown(_formatted_string(parts))
 
 
 def _weak(t, kind):
@@ -190,24 +307,16 @@ def _weak(t, kind):
 
 
 def str_(*args, **kwargs):
-    """`str(t)` of a symbolic tensor: a FormattedString, printed with the graph's value."""
+    """`str(t)` of a symbolic tensor (or of a container holding one): a FormattedString,
+    printed with the graph's value, as f"{t!s}" is."""
     if len(args) == 1 and not kwargs:
-        text = implicit_calls.text_of(args[0], "s", "")
-        if text is not None:
-            return text
-        if _any_symbolic(args):
-            return logging_ops.FormattedString([(args[0], "s", "")])
+        return _formatted([(args[0], "s", "")])
     return builtins.str(*args, **kwargs)
 
 
 def format_(value, spec=""):
     """`format(t, spec)` of a symbolic tensor: a FormattedString, as f"{t:spec}" is."""
-    text = implicit_calls.text_of(value, None, spec)
-    if text is not None:
-        return text
-    if _any_symbolic([value, spec]):
-        return logging_ops.FormattedString([(value, None, spec)])
-    return builtins.format(value, spec)
+    return _formatted([(value, None, spec)])
 
 
 def str_join(separator, iterable):
@@ -225,12 +334,8 @@ def str_join(separator, iterable):
 
 
 def repr_(x):
-    text = implicit_calls.text_of(x, "r", "")
-    if text is not None:
-        return text
-    if _any_symbolic([x]):
-        return logging_ops.FormattedString([(x, "r", "")])
-    return builtins.repr(x)
+    """`repr(t)`: as f"{t!r}" is."""
+    return _formatted([(x, "r", "")])
 
 
 def _reduce_builtin(builtin, reduce, pairwise):

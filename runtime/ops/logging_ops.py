@@ -49,6 +49,21 @@ class FormattedString(str):
         return FormattedString(_parts_of(other) + self.parts)
 
 
+class Shown:
+    """An object's text where a container shows it: the repr of a user object in a printed
+    list, made while tracing (a FormattedString when it formats tensors)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return str(self.text)
+
+    __str__ = __repr__
+
+
 def _parts_of(string):
     return string.parts if isinstance(string, FormattedString) else (string,)
 
@@ -80,36 +95,35 @@ def _split_tensors(values):
     """(template structure, tensors): tensor leaves of `values` taken out, in order.
 
     A variable becomes a read of its value; its slot remembers the variable. The
-    tensors of a FormattedString are taken out too (it prints their values).
+    tensors of a FormattedString are taken out too, also where its values are nested
+    structures holding tensors (it prints their values).
     """
-    leaves = nest.flatten(values)
     tensors = []
-    template_leaves = []
 
     def slot(leaf):
         tensors.append(convert_to_tensor(leaf))
         return TemplateSlot(len(tensors) - 1, leaf if isinstance(leaf, Variable) else None,
                             getattr(leaf, "weak", None))
 
-    def formatted(string):          # its tensors (in values and specs) made slots
-        return FormattedTemplate(tuple(
-            part if isinstance(part, str) else
-            (slot(part[0]) if isinstance(part[0], (Tensor, Variable)) else
-             formatted(part[0]) if isinstance(part[0], FormattedString) else part[0], part[1],
-             formatted(part[2]) if isinstance(part[2], FormattedString) else part[2])
-            for part in string.parts))
-
-    for leaf in leaves:
+    def leaf_template(leaf):
         if isinstance(leaf, Rows):
-            template_leaves.append(slot(leaf.tensor))
-            template_leaves[-1].weak, template_leaves[-1].rows = leaf.weak, True
-        elif isinstance(leaf, (Tensor, Variable)):
-            template_leaves.append(slot(leaf))
-        elif isinstance(leaf, FormattedString):
-            template_leaves.append(formatted(leaf))
-        else:
-            template_leaves.append(leaf)
-    return nest.pack_sequence_as(values, template_leaves), tensors
+            rows = slot(leaf.tensor)
+            rows.weak, rows.rows = leaf.weak, True
+            return rows
+        if isinstance(leaf, (Tensor, Variable)):
+            return slot(leaf)
+        if isinstance(leaf, Shown):
+            return Shown(leaf_template(leaf.text))
+        if isinstance(leaf, FormattedString):       # its values and specs made templates
+            return FormattedTemplate(tuple(
+                part if isinstance(part, str) else
+                (template(part[0]), part[1], template(part[2])) for part in leaf.parts))
+        return leaf
+
+    def template(structure):
+        return nest.map_structure(leaf_template, structure)
+
+    return template(values), tensors
 
 
 class FormattedTemplate:
@@ -180,22 +194,21 @@ def _fill(template, arrays):
             return python_number(array)
         return EagerTensor(array)
 
-    def text(formatted):
-        return format_parts([
-            part if isinstance(part, str) else
-            (value(part[0]) if isinstance(part[0], TemplateSlot) else
-             text(part[0]) if isinstance(part[0], FormattedTemplate) else part[0], part[1],
-             text(part[2]) if isinstance(part[2], FormattedTemplate) else part[2])
-            for part in formatted.parts])
-
-    leaves = []
-    for leaf in nest.flatten(template):
+    def leaf_value(leaf):
         if isinstance(leaf, TemplateSlot):
-            leaf = value(leaf)
-        elif isinstance(leaf, FormattedTemplate):
-            leaf = text(leaf)
-        leaves.append(leaf)
-    return nest.pack_sequence_as(template, leaves)
+            return value(leaf)
+        if isinstance(leaf, Shown):
+            return Shown(leaf_value(leaf.text))
+        if isinstance(leaf, FormattedTemplate):
+            return format_parts([part if isinstance(part, str) else
+                                 (fill(part[0]), part[1], fill(part[2]))
+                                 for part in leaf.parts])
+        return leaf
+
+    def fill(structure):
+        return nest.map_structure(leaf_value, structure)
+
+    return fill(template)
 
 
 def python_number(array):
@@ -207,13 +220,13 @@ def python_number(array):
     return value.item()
 
 
-def _print_kernel(*arrays, template, sep, end, file):
+def _print_kernel(*arrays, template, sep, end, file, flush=False):
     values = _fill(template, arrays)
     if file is None or file == "stdout":        # the streams of the moment it runs
         file = sys.stdout
     elif file == "stderr":
         file = sys.stderr
-    print(*values, sep=sep, end=end, file=file)
+    print(*values, sep=sep, end=end, file=file, flush=flush)
 
 
 def _no_outputs(inputs, **_):
@@ -225,15 +238,18 @@ _PRINT = registry.register("print", None, _no_outputs, stateful=True, retains_in
                            numpy=_print_kernel)
 
 
-def print_(*values, sep=" ", end="\n", file=None, name=None):
-    """Print `values` when this op runs, as Python's print shows their eager values."""
+def print_(*values, sep=" ", end="\n", file=None, flush=False, name=None):
+    """Print `values` when this op runs, as Python's print shows their eager values (and
+    then flush the stream, if `flush`)."""
     template, tensors = _split_tensors(list(values))
     if file is sys.stdout or file is sys.__stdout__:
         file = None                 # named, not held: redirections at run time apply
     elif file is sys.stderr or file is sys.__stderr__:
         file = "stderr"
-    return apply(_PRINT, tensors, {"template": tuple(template), "sep": sep, "end": end,
-                                   "file": file}, name)
+    attrs = {"template": tuple(template), "sep": sep, "end": end, "file": file}
+    if flush:
+        attrs["flush"] = True           # (absent when false: saved graphs stay as they were)
+    return apply(_PRINT, tensors, attrs, name)
 
 
 def _assert_kernel(condition, *arrays, template, summarize):

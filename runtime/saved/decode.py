@@ -24,7 +24,7 @@ from ..function import ConcreteFunction, TensorSpec
 from ..nest import Slot
 from ..graph import Graph
 from ..ops import registry
-from ..ops.logging_ops import FormattedTemplate, TemplateSlot
+from ..ops.logging_ops import FormattedTemplate, Shown, TemplateSlot
 from ..ops.random_ops import RngState
 from ..shapes import TensorShape
 from ..traceback_utils import Frame
@@ -120,7 +120,7 @@ _ATTR_KINDS = {
     "else_graph": "a sub-graph", "f": "a sub-graph",
     "var": "a variable", "state": "a random state",
     "template": "a list", "sep": "a string", "end": "a string",
-    "file": 'null, "stdout" or "stderr"',
+    "file": 'null, "stdout" or "stderr"', "flush": "a bool",
     "summarize": "an int or null", "message": "a string",
     "minval": "a number", "maxval": "a number", "mean": "a number", "stddev": "a number",
 }
@@ -525,6 +525,13 @@ def _dec_fstring(r, v, dec, where):
     return FormattedTemplate(tuple(parts))
 
 
+def _dec_shown(r, v, dec, where):
+    text = dec(v["shown"])
+    if not isinstance(text, (str, FormattedTemplate)):
+        r.fail(where, f"a shown text must be text or an f-string, got {text!r}"[:300])
+    return Shown(text)
+
+
 def _dec_namedtuple(r, v, dec, where):
     fields, values = v["fields"], v["values"]
     if not (isinstance(fields, list) and isinstance(values, list)
@@ -567,6 +574,7 @@ _TAGS = {
     frozenset({"rng"}): _dec_rng,
     frozenset({"slot", "variable"}): _dec_slot,
     frozenset({"fstring"}): _dec_fstring,
+    frozenset({"shown"}): _dec_shown,
     frozenset({"namedtuple", "fields", "values"}): _dec_namedtuple,
     frozenset({"spec"}): _dec_spec,
     frozenset({"output"}): lambda r, v, dec, where: Slot(
@@ -576,7 +584,7 @@ _TAGS = {
 _CONTEXT_TAGS = {frozenset({"spec"}): "signature", frozenset({"opaque"}): "signature",
                  frozenset({"output"}): "outputs", frozenset({"array"}): "attr",
                  frozenset({"rng"}): "attr", frozenset({"slot", "variable"}): "attr",
-                 frozenset({"fstring"}): "attr"}
+                 frozenset({"fstring"}): "attr", frozenset({"shown"}): "attr"}
 # A print's template slot may also say how its value prints ("weak", "rows").
 for _extra in ({"weak"}, {"rows"}, {"weak", "rows"}):
     _TAGS[frozenset({"slot", "variable"} | _extra)] = _dec_slot

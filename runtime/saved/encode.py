@@ -14,6 +14,7 @@ Attribute values keep their Python type through tagged JSON:
     random op state                      {"rng": [global_seed, op_seed]} or {"rng": null}
     print/assert template slot           {"slot": 0, "variable": null}
     f-string in a print template         {"fstring": ["text", [value, "r", spec], ...]}
+    an object's text shown in a container {"shown": "text" or {"fstring": ...}}
     namedtuple                           {"namedtuple": "Point", "fields": [...], "values": [...]}
 
 The function's signature and output structure use the same form plus
@@ -39,7 +40,7 @@ from .. import dtypes
 from ..function import TensorSpec
 from ..nest import Slot
 from ..graph import Graph
-from ..ops.logging_ops import FormattedTemplate, TemplateSlot
+from ..ops.logging_ops import FormattedTemplate, Shown, TemplateSlot
 from ..ops.random_ops import RngState
 from ..variables import Variable
 from .arrays import digest
@@ -178,6 +179,8 @@ class Writer:
                 if v.rows:
                     slot["rows"] = True             # prints as a list of its rows
                 return slot
+            if isinstance(v, Shown):
+                return {"shown": enc(v.text)}
             if isinstance(v, FormattedTemplate):
                 return {"fstring": [p if isinstance(p, str) else [enc(p[0]), p[1], enc(p[2])]
                                     for p in v.parts]}

@@ -442,6 +442,36 @@ def test_a_graph_prints_every_time_it_runs_to_the_stream_current_then():
         assert err.getvalue() == "".join(f"warning: step {i}\n" for i in range(n))
 
 
+class Recorder:
+    """A file-like object that records write and flush calls."""
+
+    def __init__(self):
+        self.events = []
+
+    def write(self, s):
+        self.events.append(("write", s))
+
+    def flush(self):
+        self.events.append(("flush",))
+
+
+def print_with_flush(out, x, n):
+    for i in range(n):
+        print("tick", i, x, file=out, flush=True)
+        print("no flush", file=out)
+    return x
+
+
+def test_print_flushes_its_file_after_writing(tensors):
+    events = []
+    for fn in (print_with_flush, ag.convert(print_with_flush)):
+        out = Recorder()
+        fn(out, *([rt.constant(1.5), rt.constant(2)] if tensors else [1.5, 2]))
+        events.append(out.events)
+    assert events[0].count(("flush",)) == 2, events[0]
+    assert events[1] == events[0], f"eager {events[0]}\nconverted {events[1]}"
+
+
 # == formatting: f-strings, str.format, % ======================================================
 
 @arg_sets((1.5, 3), (-2.25, 1))
@@ -575,6 +605,173 @@ def test_formatting(f, tensors):
 @pytest.mark.parametrize("f", [a_list_of_booleans_and_halves, enumerate_and_zip, matrix_rows])
 def test_formatting_values_iterated_from_tensors(f):
     check_all(f, True)
+
+
+# -- containers of tensors: formatted when the graph runs, as Python formats them ------------
+
+@arg_sets((2.5, 3),)
+def fstring_of_a_list_of_tensors(x, n):
+    print(f"{[x, n]}")
+    return x
+
+
+@arg_sets((2.5, 3),)
+def format_of_a_tuple_of_tensors(x, n):
+    print("{}".format((x, n)))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def percent_of_a_dict_and_namedtuple(x, n):
+    print("%s %s" % ({"x": x}, Point(x, n)))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def fstring_of_loop_state(x, n):
+    for i in range(n):
+        print(f"pair={(i, x)} d={ {'i': i} }")
+    return x
+
+
+@arg_sets((2.5, 3),)
+def format_field_indexing_an_argument(x, n):
+    print("{0[0]} {1[k]:.1f}".format([x, n], {"k": x}))
+    return x
+
+
+@arg_sets((4,), (0,))
+def fstring_of_a_list_grown_in_a_loop(n):
+    squares = []
+    for i in range(n):
+        squares.append(i * i)
+    print(f"squares={squares}", "%s" % (squares,))
+    return n
+
+
+@arg_sets((2.5, 3),)
+def a_nested_dict_of_lists(x, n):
+    state = {"xs": [x, x * 2], "meta": {"n": [n], "pair": (x, None)}, "empty": []}
+    print(f"state={state}", "{}".format([state]), "%s" % (state,))
+    print(str(state), repr({"s": state}), format([x], ""))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def a_namedtuple_field_with_a_spec(x, n):
+    p = Point(x, n)
+    print(f"x={p.x:.2f} y={p.y:>4} p={p} r={p!r}")
+    print("{0.x:+.1f} {0[1]:03d} {0}".format(p))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def percent_r_of_a_tuple(x, n):
+    print("%r" % ((x, n),), "%s|%r" % ((x, n), [x]), "%(t)r %(t)s" % {"t": (x, 1)})
+    return x
+
+
+@arg_sets((2.5, 3),)
+def a_dataclass_in_formatted_strings(x, n):
+    s = Stats(x, n)
+    print(f"{s}", f"{s!r}", "%s" % (s,), f"{s.mean:.3f}", "{}".format([s]))
+    return x
+
+
+@arg_sets((4,), (0,))
+def a_grown_list_inside_a_container(n):
+    halves = []
+    for i in range(n):
+        halves.append(i / 2)
+    print(f"{[halves, {'h': halves}]}", "%r" % (halves,), str(halves), f"{halves!r}")
+    return n
+
+
+@arg_sets((1.5,),)
+def objects_in_containers(x):
+    print([Account(x)], f"{[Account(x)]}", {"a": Account(x + 1)})
+    print("%s %r" % (Account(x), Account(x)), "%s" % ([Account(x)],),
+          "{} {}".format(Account(x), (Account(x),)))
+    return x
+
+
+@arg_sets((1.25,),)
+def strings_in_containers(x):
+    print([f"{x:.1f}"], f"{[f'{x:.1f}', str(x)]}", "%r" % ([format(x, '.2f')],))
+    return x
+
+
+@arg_sets((2.5, 3), (-1.0, 0))
+def percent_star_width(x, n):
+    print("[%*d] [%-*d]" % (5, n, 4, n))
+    for i in range(n):                  # widths and precisions from a loop counter
+        print("%.*f|%*.*f|%-*s|" % (i, x, i + 5, i, x, i + 3, x))
+        print("%*d|%.*f|%%" % (-i - 2, i, -i, x))
+    return x
+
+
+@arg_sets((1.5, 6),)
+def str_repr_format_of_objects_and_a_tensor_width(x, w):
+    print("[{:{}}]".format(3, w), f"[{'ab':>{w}}]", format(1.5, f">{w}"))
+    print(str([Account(x)]), repr((Account(x), x)), format([Account(x)]), str({"w": w}))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def one_element_sets(x, n):
+    print({x}, f"{ {(x, n)} }", "%s" % (frozenset([n]),), "{}".format([{x}]))
+    return x
+
+
+@arg_sets((2.5, 3),)
+def variables_in_containers(x, n):
+    _balance.assign(x)
+    _counter.assign(n)
+    print("%d %s %r|%5.1f" % (_counter, [_balance], {"b": (_balance,)}, _balance))
+    print(f"{[_balance, _counter]}", "{}".format({"c": _counter}))
+    return x
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    fstring_of_a_list_of_tensors, format_of_a_tuple_of_tensors,
+    percent_of_a_dict_and_namedtuple, fstring_of_loop_state, format_field_indexing_an_argument,
+    fstring_of_a_list_grown_in_a_loop, a_nested_dict_of_lists, a_namedtuple_field_with_a_spec,
+    percent_r_of_a_tuple, a_dataclass_in_formatted_strings, a_grown_list_inside_a_container,
+    objects_in_containers, strings_in_containers, percent_star_width,
+    str_repr_format_of_objects_and_a_tensor_width, one_element_sets, variables_in_containers))
+def test_formatting_containers(f, tensors):
+    check_all(f, tensors)
+
+
+def percent_too_many_values(x, n):
+    print("%d" % (x, n))
+    return x
+
+
+def percent_too_few_values(x, n):
+    print("%s %s %s" % (x, n))
+    return x
+
+
+def percent_key_without_a_mapping(x, n):
+    print("%(x)s" % (x,))
+    return x
+
+
+def percent_star_width_of_a_tensor(x, n):
+    print("[%*d]" % (n, x))         # a tensor is not an int: TypeError '* wants int'
+    return x
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    percent_too_many_values, percent_too_few_values, percent_key_without_a_mapping))
+def test_percent_with_values_that_do_not_match_raises_pythons_error(f, tensors):
+    check(f, 2.5, 3, tensors=tensors, raises=TypeError)
+
+
+def test_percent_star_width_of_a_tensor_is_pythons_error():
+    check(percent_star_width_of_a_tensor, 2.5, 3, tensors=False)
+    check(percent_star_width_of_a_tensor, 2.5, 3, tensors=True, raises=TypeError)
 
 
 # -- what README documents about strings built from tensors -----------------------------------
@@ -998,66 +1195,6 @@ def test_an_op_failing_in_a_helper_names_the_helpers_line():
 # == known bugs ================================================================================
 # Reduced reproductions; each reason is the diagnosis.
 
-CONTAINERS_IN_FORMATTED_STRINGS = (
-    "autograph/operators/py_builtins.py _any_symbolic looks only at the top-level values of an "
-    "f-string / str.format / % (is_symbolic(a_list) is False), so f'{[x, n]}', "
-    "'{}'.format((x, n)) and '%s' % ([x, n],) are formatted while tracing and print "
-    "\"[<rt.Tensor 'x:0' shape=() dtype=float32>, ...]\" (a field indexing a container argument, "
-    "'{0[0]} {1[k]:.1f}'.format([x, n], {'k': x}), reaches str.format with the symbolic "
-    "tensor and a spec: TypeError 'unsupported format string passed to "
-    "SymbolicTensor.__format__'); print([x, n]) itself works because "
-    "rt.print flattens its arguments with nest (runtime/ops/logging_ops.py _split_tensors), "
-    "which FormattedString parts never get")
-
-
-@arg_sets((2.5, 3),)
-def fstring_of_a_list_of_tensors(x, n):
-    print(f"{[x, n]}")
-    return x
-
-
-@arg_sets((2.5, 3),)
-def format_of_a_tuple_of_tensors(x, n):
-    print("{}".format((x, n)))
-    return x
-
-
-@arg_sets((2.5, 3),)
-def percent_of_a_dict_and_namedtuple(x, n):
-    print("%s %s" % ({"x": x}, Point(x, n)))
-    return x
-
-
-@arg_sets((2.5, 3),)
-def fstring_of_loop_state(x, n):
-    for i in range(n):
-        print(f"pair={(i, x)} d={ {'i': i} }")
-    return x
-
-
-@arg_sets((2.5, 3),)
-def format_field_indexing_an_argument(x, n):
-    print("{0[0]} {1[k]:.1f}".format([x, n], {"k": x}))
-    return x
-
-
-TENSOR_LIST_IN_FORMATTED_STRINGS = (
-    "runtime/ops/logging_ops.py _split_tensors.formatted: a FormattedString part whose value "
-    "is a TensorList (a list grown in a tensor loop) gets no slot - only Tensor/Variable values "
-    "do - so the TensorList object itself is str()'d when the graph runs and prints "
-    "\"TensorList(<rt.Tensor 'while:1' shape=(None,) dtype=int32>)\"; print(l) works "
-    "(py_builtins._printed_as_list makes it logging_ops.Rows), f'{l}' and '%s' % (l,) do not")
-
-
-@arg_sets((4,), (0,))
-def fstring_of_a_list_grown_in_a_loop(n):
-    squares = []
-    for i in range(n):
-        squares.append(i * i)
-    print(f"squares={squares}", "%s" % (squares,))
-    return n
-
-
 @arg_sets((1.5,),)
 def fstring_of_an_fstring(x):
     s = f"{x:.2f}"
@@ -1069,35 +1206,6 @@ def fstring_of_an_fstring(x):
 @arg_sets((1.5,),)
 def format_builtin(x):
     print(format(x, ".2f"), format(x, ">6"), format(x))
-    return x
-
-
-STAR_WIDTH = (
-    "autograph/operators/py_builtins.py _PERCENT has no `*` width/precision, so with a tensor "
-    "among the values '[%*d]' % (5, n) matches nothing and prints the literal '[%*d]' "
-    "(values shift for any later directive)")
-
-
-@arg_sets((3,),)
-def percent_star_width(n):
-    print("[%*d] [%-*d]" % (5, n, 4, n))
-    return n
-
-
-PERCENT_ARGUMENT_COUNT = (
-    "autograph/operators/py_builtins.py percent_format never checks that the values match the "
-    "directives when a value is a tensor: too many values print silently ('%d' % (x, n) prints "
-    "'3'), too few raise IndexError 'tuple index out of range' instead of Python's TypeError "
-    "'not enough arguments for format string'")
-
-
-def percent_too_many_values(x, n):
-    print("%d" % (x, n))
-    return x
-
-
-def percent_too_few_values(x, n):
-    print("%s %s %s" % (x, n))
     return x
 
 
@@ -1159,10 +1267,12 @@ def try_around_a_helper_raising_in_a_tensor_if(x):
 
 
 PRINT_STAR_OF_A_TENSOR_LIST = (
-    "autograph/conversion.py converted_call unpacks print(*l) of a list grown in a tensor loop "
-    "with Python iteration, which fails while tracing (its length is known only at run "
-    "time) with a TypeError that says to 'decorate the function with autograph.convert' - "
-    "it is converted; rt.print could print the rows separated by `sep`")
+    "autograph/converters/call_trees.py writes print(*l) as converted_call(print, (*l,), ...): "
+    "the generated code unpacks the list by Python iteration before converted_call sees the "
+    "call, and a list grown in a tensor loop has a length known only at run time, so the "
+    "trace fails (a TypeError naming the list and the line: "
+    "test_unpacking_a_list_grown_in_a_tensor_loop_names_the_list); passing the starred list "
+    "itself would let print_ print its rows separated by `sep` (logging_ops.Rows)")
 
 
 @arg_sets((4,), (0,))
@@ -1174,29 +1284,12 @@ def print_star_of_a_tensor_list(n):
     return n
 
 
-FLUSH_IGNORED = (
-    "autograph/operators/py_builtins.py print_ drops flush= when it stages rt.print (which has "
-    "no flush argument), so print(..., file=f, flush=True) in converted code never calls "
-    "f.flush()")
-
-
-class Recorder:
-    """A file-like object that records write and flush calls."""
-
-    def __init__(self):
-        self.events = []
-
-    def write(self, s):
-        self.events.append(("write", s))
-
-    def flush(self):
-        self.events.append(("flush",))
-
-
-def print_with_flush(out, x, n):
-    for i in range(n):
-        print("tick", i, x, file=out, flush=True)
-    return x
+def test_unpacking_a_list_grown_in_a_tensor_loop_names_the_list():
+    with pytest.raises(TypeError) as info:
+        ag.convert(print_star_of_a_tensor_list)(rt.constant(3))
+    assert "the list 'squares' is grown in a tensor loop" in str(info.value), shown(info.value)
+    assert points_at(info.value, print_star_of_a_tensor_list, "print(*squares"), \
+        shown(info.value)
 
 
 class Account:
@@ -1319,17 +1412,8 @@ def print_then_a_helper_raises(x):
 
 
 @pytest.mark.parametrize("f, tensors", cases(
-    known_bug(fstring_of_a_list_of_tensors, CONTAINERS_IN_FORMATTED_STRINGS, tensors=True),
-    known_bug(format_of_a_tuple_of_tensors, CONTAINERS_IN_FORMATTED_STRINGS, tensors=True),
-    known_bug(percent_of_a_dict_and_namedtuple, CONTAINERS_IN_FORMATTED_STRINGS, tensors=True),
-    known_bug(fstring_of_loop_state, CONTAINERS_IN_FORMATTED_STRINGS, tensors=True),
-    known_bug(format_field_indexing_an_argument, CONTAINERS_IN_FORMATTED_STRINGS,
-              tensors=True),
-    known_bug(fstring_of_a_list_grown_in_a_loop, TENSOR_LIST_IN_FORMATTED_STRINGS,
-              tensors=True),
     fstring_of_an_fstring,
     format_builtin,
-    known_bug(percent_star_width, STAR_WIDTH, tensors=True),
     print_returns_none,                 # None while tracing too, as Python's print
     known_bug(while_test_that_prints, WHILE_TEST_PRINTS_TWICE, tensors=True),
     known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
@@ -1344,13 +1428,6 @@ def print_then_a_helper_raises(x):
     int_accumulator_adding_halves))
 def test_known_bugs(f, tensors):
     check_all(f, tensors)
-
-
-@pytest.mark.parametrize("f, tensors", cases(
-    known_bug(percent_too_many_values, PERCENT_ARGUMENT_COUNT, tensors=True),
-    known_bug(percent_too_few_values, PERCENT_ARGUMENT_COUNT, tensors=True)))
-def test_known_bugs_percent_argument_count(f, tensors):
-    check(f, 2.5, 3, tensors=tensors, raises=TypeError)
 
 
 def _raise_in_tensor_if_as_python_or_staging_error(f, value, raises=None):
@@ -1435,21 +1512,6 @@ def test_raise_in_a_tensor_if_with_python_arguments_is_python():
     check(raise_in_a_tensor_if, 1.0, tensors=False)
     check(raise_in_a_tensor_if, -1.0, tensors=False, raises=ValueError)
     check(try_around_a_helper_raising_in_a_tensor_if, -1.0, tensors=False)
-
-
-@pytest.mark.parametrize("tensors", [
-    pytest.param(False, marks=pytest.mark.xfail(strict=True, reason=FLUSH_IGNORED),
-                 id="python"),
-    pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=FLUSH_IGNORED),
-                 id="tensor")])
-def test_known_bug_flush(tensors):
-    events = []
-    for fn in (print_with_flush, ag.convert(print_with_flush)):
-        out = Recorder()
-        fn(out, *([rt.constant(1.5), rt.constant(2)] if tensors else [1.5, 2]))
-        events.append(out.events)
-    assert events[0].count(("flush",)) == 2, events[0]
-    assert events[1] == events[0], f"eager {events[0]}\nconverted {events[1]}"
 
 
 @pytest.mark.xfail(strict=True, reason=ASSERT_TUPLE_MESSAGE)

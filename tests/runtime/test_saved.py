@@ -292,6 +292,30 @@ def test_a_printed_f_string_prints_run_time_values_in_the_loaded_graph(tmp_path,
     assert capsys.readouterr().out.startswith("x=5.00 width")
 
 
+def test_a_printed_container_of_tensors_prints_run_time_values_in_the_loaded_graph(
+        tmp_path, capsys):
+    """Values of an f-string part may be nested structures; an object's text shown in a
+    container (logging_ops.Shown) prints as it is; flush=True is kept."""
+    from runtime.ops.logging_ops import FormattedString, Shown
+
+    def f(x):
+        shown = Shown(FormattedString(["Obj(", (x, None, ".1f"), ")"]))
+        rt.print(FormattedString(["s=", ({"xs": [x, (x * 2, None)], "obj": [shown]}, "s", ""),
+                                  " ", ((x,), "%", "%r")]), flush=True)
+        return x
+
+    concrete, loaded = round_trip(f, tmp_path, rt.constant(3))
+    capsys.readouterr()
+    loaded(rt.constant(4))
+    assert capsys.readouterr().out == (
+        "s={'xs': [<rt.Tensor: shape=(), dtype=int32, numpy=4>, "
+        "(<rt.Tensor: shape=(), dtype=int32, numpy=8>, None)], 'obj': [Obj(4.0)]} "
+        "(<rt.Tensor: shape=(), dtype=int32, numpy=4>,)\n")
+    flushes = [op.attrs.get("flush") for op in loaded.graph.get_operations()
+               if op.type == "print"]
+    assert flushes == [True]
+
+
 def test_a_version_1_save_still_loads_without_its_source_lines(tmp_path):
     """Version 1 had no arrays digest and origins of [file, line, function]."""
     concrete, _ = round_trip(lambda x: rt.reshape(x, [2]) * 3.0, tmp_path,
