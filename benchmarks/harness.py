@@ -115,15 +115,32 @@ def executor_variants(call):
 
 def peak_bytes(fn):
     """The most memory (tracemalloc) held at once during one call of `fn`, after a first
-    call (tracing, compiling) outside the measurement."""
+    call (tracing, compiling) outside the measurement; buffers loops kept from that call
+    for their next run are dropped first, so the call allocates all it uses."""
     import tracemalloc
     fn()
+    if "runtime" in sys.modules:
+        sys.modules["runtime"].config.release_buffers()
     tracemalloc.start()
     try:
         fn()
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def keep_freed_memory():
+    """Tell glibc's malloc to keep freed memory for reuse (no trimming, no mmap for big
+    blocks), as a long-running process's warm heap does; False where that is not glibc.
+    Whether numpy's freed arrays come back warm or as fresh pages the kernel must zero
+    otherwise hangs on thresholds malloc adjusts as the process runs."""
+    import ctypes
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    return bool(mallopt(m_trim_threshold, 1 << 30) and mallopt(m_mmap_threshold, 1 << 25))
 
 
 def optional(module):

@@ -11,6 +11,7 @@
     rt.config.set_lazy_compile(False)      # the fast executor compiles before a first run
     rt.config.set_default_device("gpu:0")  # ops outside rt.device scopes run there
     rt.config.set_log_device_placement(True)    # print where each op runs, and why
+    rt.config.release_buffers()            # free what loops keep for their next run
 
 "fast" (the default) compiles each graph once into straight-line Python source
 that calls the kernels directly (`runtime.codegen_executor`); "plain" walks a
@@ -37,6 +38,11 @@ passes optimize (`passes.memory.planned_peak`): over it, the rematerialization p
 recomputes loops' collected values, the cheapest first, until the plan fits, and warns
 by how much it is over when it cannot. `rt.function(..., memory_budget=)` sets one for
 the graphs of one function.
+
+A loop that collects values for its gradient (or a list grown in it) packs them into
+buffers it keeps for its next run (at most one per collection, freed with the graph):
+memory the process has just written is warm, where a fresh buffer's pages are zeroed by
+the kernel as they are first touched. `release_buffers()` drops them all now.
 """
 import contextlib
 import os
@@ -51,7 +57,7 @@ __all__ = ["set_executor", "get_executor", "set_optimizations", "get_optimizatio
            "set_trace_cache_size", "get_trace_cache_size", "set_traceback_filtering",
            "get_traceback_filtering", "set_lazy_compile", "get_lazy_compile", "list_devices",
            "set_log_device_placement", "get_log_device_placement", "set_default_device",
-           "get_default_device"]
+           "get_default_device", "release_buffers"]
 
 EXECUTORS = ("fast", "plain", "compiled")
 COMPILE_POLICIES = ("hot", "always", "never")
@@ -218,6 +224,13 @@ def compiled_regions():
     left to the fast executor (state "not lowered", the reason)."""
     from . import compiled
     return compiled.report()
+
+
+def release_buffers():
+    """Free the buffers loops keep for their next run (those a result still refers to are
+    freed with it)."""
+    from . import control_flow
+    control_flow.release_buffers()
 
 
 def check_memory_budget(nbytes):

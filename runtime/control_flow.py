@@ -8,6 +8,9 @@ same structure, same dtypes, and for loops, shapes within their invariants.
 """
 import contextlib
 import math
+import sys
+import threading
+import weakref
 
 import numpy as np
 
@@ -714,6 +717,69 @@ def _stack_specs(t):
             (TensorShape([None, None if rank is None else rank + 1]), dtypes.int64)]
 
 
+class _Spares:
+    """The buffers a loop's collections were packed into, kept with its body graph for its
+    next runs. A fresh buffer's pages are zeroed by the kernel as they are first written (for
+    a loop gradient's tens of MB, a third of the run), and whether malloc keeps freed memory
+    warm for the next run hangs on its trim thresholds; a buffer kept here is reused once
+    nothing but this list refers to it (the values packed into it, and every view of them,
+    are gone). At most `keep` unused ones stay after a run: one per collection."""
+
+    __slots__ = ("buffers", "lock", "__weakref__")
+
+    SMALLEST = 1 << 18        # bytes: smaller buffers come warm from malloc anyway
+
+    def __init__(self):
+        self.buffers, self.lock = [], threading.Lock()
+        _ALL_SPARES.add(self)
+
+    def take(self, size, dtype):
+        """An unused buffer of `dtype` holding `size` to twice `size` elements, or a new one
+        (kept when it is big enough to be worth it)."""
+        buffers = self.buffers
+        with self.lock:
+            best = None
+            for k in range(len(buffers)):
+                if (buffers[k].dtype == dtype and size <= buffers[k].size <= 2 * size
+                        and _unused(buffers, k)
+                        and (best is None or buffers[k].size < buffers[best].size)):
+                    best = k
+            if best is not None:
+                return buffers[best]
+            buffer = np.empty(size, dtype)
+            if buffer.nbytes >= self.SMALLEST:
+                buffers.append(buffer)
+            return buffer
+
+    def clear(self):
+        with self.lock:
+            self.buffers.clear()
+
+    def trim(self, keep):
+        """Drop unused buffers but the `keep` largest."""
+        buffers = self.buffers
+        with self.lock:
+            unused = sorted((k for k in range(len(buffers)) if _unused(buffers, k)),
+                            key=lambda k: buffers[k].nbytes, reverse=True)
+            for k in sorted(unused[keep:], reverse=True):
+                del buffers[k]
+
+
+_ALL_SPARES = weakref.WeakSet()
+
+
+def release_buffers():
+    """Drop the buffers every loop keeps for its next run (`rt.config.release_buffers`)."""
+    for spares in list(_ALL_SPARES):
+        spares.clear()
+
+
+def _unused(buffers, k):
+    """Whether the list `buffers` holds the only reference to its k-th array (the other one
+    counted is getrefcount's argument)."""
+    return sys.getrefcount(buffers[k]) == 2
+
+
 class _Collection:
     """A loop's values of one body tensor, packed as they come: each iteration's array is
     raveled into one buffer, so the collection is held once, not as a list of arrays and
@@ -727,10 +793,11 @@ class _Collection:
     copies nothing. (A value lent and kept beyond the loop, as its final loop variable,
     is copied out by `own`, so that it does not hold the buffer.)"""
 
-    __slots__ = ("buffer", "size", "rows", "arrays", "hint", "xp", "lent", "lenders")
+    __slots__ = ("buffer", "size", "rows", "arrays", "hint", "xp", "lent", "lenders", "spares")
 
-    def __init__(self, xp, hint=0):
+    def __init__(self, xp, hint=0, spares=None):
         self.buffer, self.size, self.rows, self.hint, self.xp = None, 0, [], hint, xp
+        self.spares = spares          # the loop's _Spares (buffers kept from its last runs)
         self.arrays = None            # values of other kinds (strings): joined at the end
         self.lent = {}                # offset -> the view lent there, not appended yet
         self.lenders = set()          # ids of the buffers views were lent from
@@ -753,7 +820,7 @@ class _Collection:
                 self.buffer is None or value.dtype == self.buffer.dtype):
             end = self.size + value.size
             if self.buffer is None:
-                self.buffer = np.empty(max(end, self.hint, 1), value.dtype)
+                self.buffer = self._new(max(end, self.hint, 1), value.dtype)
             elif end > self.buffer.size:
                 self._grow(end, value.size)
             self.buffer[self.size:end] = value.ravel()
@@ -764,12 +831,15 @@ class _Collection:
         self.arrays.append(value.ravel())
         self.size += value.size
 
+    def _new(self, size, dtype):
+        return np.empty(size, dtype) if self.spares is None else self.spares.take(size, dtype)
+
     def _grow(self, end, step):
         size = end + max(self.buffer.size >> 2, step)
-        if id(self.buffer) not in self.lenders:
+        if id(self.buffer) not in self.lenders and self.spares is None:
             self.buffer.resize(size, refcheck=False)
             return
-        buffer = np.empty(size, self.buffer.dtype)      # (views lent keep the old one)
+        buffer = self._new(size, self.buffer.dtype)     # (views lent keep the old one)
         buffer[:self.size] = self.buffer[:self.size]
         self.buffer = buffer
         self.lent.clear()
@@ -783,7 +853,7 @@ class _Collection:
         start = self.size
         end = start + math.prod(shape)
         if self.buffer is None:
-            self.buffer = np.empty(max(end, self.hint, 1), dtype)
+            self.buffer = self._new(max(end, self.hint, 1), dtype)
         elif end > self.buffer.size:
             self._grow(end, end - self.size)
         self.lenders.add(id(self.buffer))
@@ -808,6 +878,8 @@ class _Collection:
             return xp.concat(self.arrays), xp.asarray(index, copy=True)
         if self.arrays is not None:
             return np.concatenate(self.arrays), index
+        if self.spares is not None:
+            return self.buffer[:self.size], index
         self.buffer.resize(self.size, refcheck=False)    # (views lent are dead by now)
         return self.buffer, index
 
@@ -816,13 +888,28 @@ def loop_collections(xp, body_graph, count):
     """Empty collections for a run of the loop with body `body_graph`, sized as the last
     run's were (kept with the graph's compiled forms, dropped when it changes)."""
     hints = body_graph._plans.get("collection sizes") or ()
-    return [_Collection(xp, hints[k] if k < len(hints) else 0) for k in range(count)]
+    spares = _loop_spares(body_graph) if xp is np and _SPARES_WORK else None
+    return [_Collection(xp, hints[k] if k < len(hints) else 0, spares) for k in range(count)]
+
+
+# (an array's reference count tells whether it is in use on CPython with a GIL)
+_SPARES_WORK = sys.implementation.name == "cpython" and getattr(
+    sys, "_is_gil_enabled", lambda: True)()
+
+
+def _loop_spares(body_graph):
+    spares = body_graph._plans.get("collection buffers")
+    if spares is None:
+        spares = body_graph._plans.setdefault("collection buffers", _Spares())
+    return spares
 
 
 def collected_outputs(xp, body_graph, n_vars, stacked, trips):
     """The outputs a collecting loop gives after its loop variables: its trip count, then
     each collection's (values, index); the sizes are remembered for the next run."""
     body_graph._plans["collection sizes"] = [c.size for c in stacked]
+    if stacked and stacked[0].spares is not None:
+        stacked[0].spares.trim(len(stacked))
     return [xp.asarray(trips, dtype=xp.int32)] + [
         part for stack, t in zip(stacked, body_graph.outputs[n_vars:]) for part in stack.pack(t)]
 

@@ -93,8 +93,9 @@ class TensorList:
         if not fits or x.dtype != dtype:
             got = f"the Python value {x!r}" if not fits else f"a {x.dtype.name} tensor"
             raise staging_error(
-                f"the list '{self.name}' is grown inside a tensor loop, so it is a tensor "
-                f"list of {dtype.name} elements (the dtype of its first element), and "
+                f"the list '{self.name}' is grown in a tensor loop or tensor `if`, "
+                f"so it is a tensor list of {dtype.name} elements (the dtype of its first "
+                f"element), and "
                 f"{got} is appended to it. In a graph all elements of a list need one "
                 f"dtype: start the list with elements of the dtype you append, or cast "
                 f"(rt.cast).", skip=3)
@@ -123,12 +124,14 @@ class TensorList:
         own = self.tensor.shape[1:] if self.tensor.shape.rank is not None else None
         if dtype != self.tensor.dtype:
             raise staging_error(
-                f"the list '{self.name}' is grown inside a tensor loop, so it is a tensor list "
+                f"the list '{self.name}' is grown in a tensor loop or tensor `if`, "
+                f"so it is a tensor list "
                 f"of {self.tensor.dtype.name} elements, and {dtype.name} elements are added "
                 f"to it (cast them: rt.cast)", skip=4)
         if own is not None and shape.rank is not None and not own.is_compatible_with(shape):
             raise staging_error(
-                f"the list '{self.name}' is grown inside a tensor loop, so it is a tensor list "
+                f"the list '{self.name}' is grown in a tensor loop or tensor `if`, "
+                f"so it is a tensor list "
                 f"whose elements all have one shape, {own}, and an element of shape {shape} "
                 f"is added to it", skip=4)
 
@@ -189,12 +192,14 @@ def check_list_element(x, name):
     """Raise unless `x` can be an element of a tensor list (names the list)."""
     if isinstance(x, (tuple, list, dict)):
         raise staging_error(
-            f"the list '{name}' is grown inside a tensor loop, so it becomes a tensor list, "
+            f"the list '{name}' is grown in a tensor loop or tensor `if`, "
+            f"so it becomes a tensor list, "
             f"whose elements must be tensors (or numbers); this one is a {type(x).__name__}. "
             f"Append rt.stack([...]) of the values, or keep one list per value.", skip=4)
     if not isinstance(x, _ELEMENT_TYPES):
         raise staging_error(
-            f"the list '{name}' is grown inside a tensor loop, so it becomes a tensor list, "
+            f"the list '{name}' is grown in a tensor loop or tensor `if`, "
+            f"so it becomes a tensor list, "
             f"whose elements must be tensors (or numbers); this one is a "
             f"{type(x).__name__}. Only tensors can be collected in a graph "
             f"loop: build such a list in a Python loop (over a range of a Python number).",

@@ -517,14 +517,54 @@ def test_a_loop_holds_what_its_gradient_reads_once(executor, on_cpu):
     f = rt.function(_loop_gradients)
     with rt.config.options(executor=executor, optimizations=True):    # pruned: 2 values
         f(x, w, rt.constant(steps))
+        rt.config.release_buffers()                      # (the run's own, not last run's)
         tracemalloc.start()
         try:
             f(x, w, rt.constant(steps))
             peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.reset_peak()
+            f(x, w, rt.constant(steps))                  # the buffers kept are reused
+            peak_reusing = tracemalloc.get_traced_memory()[1]
+            held = tracemalloc.get_traced_memory()[0]
+            rt.config.release_buffers()
+            released = tracemalloc.get_traced_memory()[0]
         finally:
             tracemalloc.stop()
     collected = 2 * steps * size * 4                     # y and tanh, every iteration
     assert collected <= peak < 1.25 * collected          # a list and its concatenation: 2x
+    assert peak_reusing - held < 0.1 * collected
+    assert held - released >= collected
+
+
+def test_a_kept_buffer_is_reused_only_once_nothing_refers_to_it():
+    """A loop's collections are packed into buffers kept for its next run; values packed
+    there (or a view of them) that are still held keep their buffer from being reused."""
+    import types
+    from runtime import control_flow
+    from runtime.shapes import TensorShape
+    row = TensorShape([4096])
+    body = types.SimpleNamespace(_plans={}, outputs=[types.SimpleNamespace(shape=row)])
+
+    def run(start):
+        (stack,) = control_flow.loop_collections(np, body, 1)
+        for k in range(100):
+            stack.append(np.full(4096, start + k, np.float32))
+        _, values, index = control_flow.collected_outputs(np, body, 0, [stack], 100)
+        return values, index
+    first, _ = run(0)
+    row_7 = control_flow._numpy_stack_get(*run(1000), 7, shape=(4096,))   # a view, kept
+    third, _ = run(2000)
+    assert not np.shares_memory(first, third) and not np.shares_memory(row_7, third)
+    assert (first.reshape(100, 4096)[:, 0] == np.arange(100)).all()
+    assert (row_7 == 1007).all()
+    freed = {id(first.base), id(third.base)}
+    del first, third
+    fourth, _ = run(3000)                                # a buffer nothing refers to
+    assert id(fourth.base) in freed and fourth.base is not row_7.base
+    assert (row_7 == 1007).all() and (fourth.reshape(100, 4096)[5] == 3005).all()
+    assert len(body._plans["collection buffers"].buffers) <= 3
+    rt.config.release_buffers()
+    assert (fourth.reshape(100, 4096)[99] == 3099).all()
 
 
 def test_collections_grow_shrink_and_change_shape_between_runs():

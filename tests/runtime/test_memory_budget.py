@@ -40,6 +40,7 @@ def measured_peak(fn, *args):
     executor = "plain" if rt.config.get_executor() == "plain" else "fast"
     with rt.config.options(executor=executor):
         fn(*args)
+        rt.config.release_buffers()   # (the call allocates all it uses)
         tracemalloc.start()
         try:
             result = fn(*args)
