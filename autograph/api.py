@@ -55,7 +55,23 @@ def _convert_function(fn, options):
     generators with only their calls converted, but a graph function cannot be one)."""
     if inspect.isgeneratorfunction(fn):
         conversion.reject_generator(fn)
-    return conversion.convert(fn, options)
+    return _noting_original_lines(conversion.convert(fn, options))
+
+
+def _noting_original_lines(converted):
+    """`converted`, whose exceptions get a note listing the user's lines they passed
+    (`errors.add_original_frames_note`), as through `ag.convert`. Its frame is named as
+    the user's function, as the converted code's are."""
+    @functools.wraps(converted)
+    def call(*args, **kwargs):
+        try:
+            return converted(*args, **kwargs)
+        except Exception as e:
+            errors.add_original_frames_note(e)
+            raise
+    code = converted.__code__
+    call.__code__ = call.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+    return call
 
 
 def to_code(func, recursive=False):
@@ -120,11 +136,7 @@ def convert(func=None, *, recursive=True, input_signature=None, jit_compile=Fals
         if recursive:
             implicit_calls.prepare_values(args)
             implicit_calls.prepare_values(kwargs.values())
-        try:
-            return converted(*args, **kwargs)
-        except Exception as e:
-            errors.add_original_frames_note(e)
-            raise
+        return converted(*args, **kwargs)
 
     functools.update_wrapper(traced, original)
     function = rt.Function(original, input_signature=input_signature, _tracer=traced,

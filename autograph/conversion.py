@@ -30,8 +30,8 @@ from autograph import implicit_calls
 from autograph import operators
 from autograph.converters import (asserts, break_statements, call_trees,
                                   conditional_expressions, continue_statements, control_flow,
-                                  declarations, directives, f_strings, finally_jumps, lists,
-                                  logical_expressions,
+                                  declarations, directives, exceptions, f_strings,
+                                  finally_jumps, lists, logical_expressions,
                                   match_statements, return_statements, unsupported)
 from autograph.errors import ConversionError
 from autograph.pyct import anno
@@ -48,7 +48,7 @@ traceback_utils.register_internal_dir(os.path.dirname(os.path.abspath(__file__))
 class _ExpressionTransformer(conditional_expressions.ConditionalExpressionTransformer,
                              logical_expressions.LogicalExpressionTransformer,
                              f_strings.FStringTransformer):
-    """Converters 13-15 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
+    """Converters 14-16 rewrite different nodes (IfExp; BoolOp, not, Compare; JoinedStr)
     and nothing else: one walk of the (by now much larger) tree serves all three."""
 
 
@@ -57,8 +57,9 @@ def _expressions(node, ctx):
 
 
 PIPELINE = tuple(m.transform for m in (
-    directives, declarations, unsupported, match_statements, finally_jumps, break_statements,
-    continue_statements, return_statements)) + (finally_jumps.check_lowered,) + tuple(
+    directives, declarations, unsupported, exceptions, match_statements, finally_jumps,
+    break_statements, continue_statements, return_statements)) + (
+    finally_jumps.check_lowered,) + tuple(
     m.transform for m in (asserts, lists, call_trees, control_flow)) + (_expressions,)
 # A generator runs as Python (its statements, moved into the functions control flow makes,
 # would yield from those): only its calls and strings are converted, so what it prints

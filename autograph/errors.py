@@ -1,9 +1,15 @@
-"""Errors the compiler raises, each naming the construct and the user's file:line."""
+"""Errors the compiler raises, each naming the construct and the user's file:line; warnings
+raised by converted code are shown at the user's file:line too."""
+import functools
+import warnings
+
 from runtime import traceback_utils
 
 
 class AutoGraphError(Exception):
     """Base of the compiler's own errors."""
+
+    runs_staged_prints = False      # a refused trace prints nothing (runtime/failed_trace.py)
 
 
 class ConversionError(AutoGraphError):
@@ -33,8 +39,13 @@ def staging_error(message, skip=2):
 
 def mark_user_error(exc):
     """Flag an exception as raised by the user's code (not by a staging check)."""
+    return flagged(exc, "_ag_user_error")
+
+
+def flagged(exc, flag):
+    """`exc` with the attribute `flag` set True, if it takes attributes."""
     try:
-        exc._ag_user_error = True
+        setattr(exc, flag, True)
     except AttributeError:
         pass
     return exc
@@ -52,19 +63,56 @@ def add_original_frames_note(exc):
     """
     if getattr(exc, "_ag_frames_noted", False) or not hasattr(exc, "add_note"):
         return
+    frames = []
     tb = exc.__traceback__
-    lines = []
     while tb is not None:
         code = tb.tb_frame.f_code
         if code.co_filename.startswith("<autograph generated"):
             frame = traceback_utils.map_frame(code.co_filename, tb.tb_lineno, code.co_name)
             if frame is not None:
-                text = frame.line()
-                lines.append(f"  {frame}" + (f"\n    {text}" if text else ""))
+                frames.append(frame)
         tb = tb.tb_next
-    if lines:
+    if frames:
         try:
             exc._ag_frames_noted = True
         except AttributeError:
             return
-        exc.add_note("In the converted code (original source lines):\n" + "\n".join(lines))
+        exc.add_note(frames_note(frames))
+
+
+def frames_note(frames):
+    """The note listing user frames (innermost last) with their source lines, or None."""
+    if not frames:
+        return None
+    lines = []
+    for frame in frames:
+        text = frame.line()
+        lines.append(f"  {frame}" + (f"\n    {text}" if text else ""))
+    return "In the converted code (original source lines):\n" + "\n".join(lines)
+
+
+def _at_the_users_line(show):
+    """`warnings._showwarnmsg`, moving a warning raised by generated code (numpy's divide
+    by zero on Python values while tracing, a `warnings.warn` there) to the user's line
+    that the source map gives, and one attributed to the compiler's or runtime's own code
+    to the innermost user line calling it; recorded warnings
+    (`catch_warnings(record=True)`) too."""
+    @functools.wraps(show)
+    def showwarnmsg(msg):
+        frame = traceback_utils.map_frame(msg.filename, msg.lineno, None)
+        if frame is None and not traceback_utils.is_generated(msg.filename):
+            # the library's own line (converted code's `warnings.warn` is called by
+            # converted_call): the innermost user line of the stack warning it
+            frame = traceback_utils.user_frame(2)
+        if frame is not None and (frame.filename, frame.lineno) != (msg.filename, msg.lineno):
+            msg.filename, msg.lineno, msg.line = frame.filename, frame.lineno, None
+        return show(msg)
+    showwarnmsg._ag_users_line = True
+    return showwarnmsg
+
+
+# (the interpreter calls the warnings module's `_showwarnmsg` with each warning shown or
+# recorded; catch_warnings keeps it, replacing what it calls)
+if hasattr(warnings, "_showwarnmsg") and \
+        not getattr(warnings._showwarnmsg, "_ag_users_line", False):
+    warnings._showwarnmsg = _at_the_users_line(warnings._showwarnmsg)

@@ -777,5 +777,6 @@ def _fail(exc, line_ops):
     if op is None:
         return exc
     err = op_error(op, exc)
-    err.__cause__ = exc
+    if err is not exc:
+        err.__cause__ = exc
     return err

@@ -9,7 +9,8 @@ import threading
 
 __all__ = ["OpError", "InvalidArgumentError", "FailedPreconditionError",
            "AssertionFailedError", "OutOfRangeError", "UnimplementedError",
-           "LoopIterationLimitError", "loop_limit_exceeded"]
+           "LoopIterationLimitError", "loop_limit_exceeded", "program_exception",
+           "is_program_exception"]
 
 
 class OpError(Exception):
@@ -76,9 +77,27 @@ _combined = {}
 _combined_lock = threading.Lock()
 
 
+def program_exception(exc, note=None):
+    """`exc`, an exception the program raises itself (a `raise` op): raised as it is by
+    the executors, which wrap other kernels' errors, with `note` (its source lines)."""
+    if note and hasattr(exc, "add_note"):
+        exc.add_note(note)
+    try:
+        exc._rt_program_exception = True
+    except AttributeError:          # (no attributes: it is wrapped as any other)
+        pass
+    return exc
+
+
+def is_program_exception(exc):
+    """Whether `exc` is a program's own exception (`program_exception`)."""
+    return getattr(exc, "_rt_program_exception", False)
+
+
 def wrap_kernel_error(exc, message, op=None, origin=None):
-    """An OpError for `exc` whose class also derives from type(exc) when possible."""
-    if isinstance(exc, OpError):
+    """An OpError for `exc` whose class also derives from type(exc) when possible; a
+    program's own exception (`program_exception`) as it is."""
+    if isinstance(exc, OpError) or is_program_exception(exc):
         return exc
     cls = type(exc)
     if issubclass(cls, AssertionError):

@@ -23,7 +23,7 @@ from . import config
 from . import context
 from . import devices
 from . import rollback
-from .errors import OpError, with_location, wrap_kernel_error
+from .errors import OpError, is_program_exception, with_location, wrap_kernel_error
 
 __all__ = ["Plan", "Step", "run_graph", "function_runner", "plan_for", "runner_for", "op_error",
            "optimized_graph"]
@@ -108,7 +108,10 @@ class Plan:
                 raise op_error(step.op, e) from e
             raise
         except Exception as e:  # noqa: BLE001 - re-raised naming the operation
-            raise op_error(step.op, e) from e
+            error = op_error(step.op, e)
+            if error is e:
+                raise
+            raise error from e
         finally:
             context.pop()
         return [values[s] for s in self.fetch_slots]
@@ -124,6 +127,8 @@ def _discard_slot(slots):
 def op_error(op, exc):
     """The error a failing kernel raises: it names `op` (the traced op, when `op` is a
     pass's copy of it) and shows the user's line."""
+    if is_program_exception(exc):
+        return exc
     op = op.original or op
     text = with_location(f"{op.describe()} failed: {exc}", op.origin)
     if isinstance(exc, OpError):

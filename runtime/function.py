@@ -32,6 +32,7 @@ from . import control_flow
 from . import context
 from . import devices
 from . import dtypes
+from . import failed_trace
 from . import nest
 from . import trace_warnings
 from . import traceback_utils
@@ -425,7 +426,11 @@ def _trace_into_graph(python_function, args, kwargs, name, arg_names):
             for a, n in zip(args, arg_names)]
         p_kwargs = _replace_tensors(kwargs, to_placeholder)
         with trace_warnings.unrolled_loops_of(name):
-            result = python_function(*p_args, **p_kwargs)
+            try:
+                result = python_function(*p_args, **p_kwargs)
+            except Exception as e:
+                failed_trace.remember(e, graph)     # its prints still run (_lookup)
+                raise
         leaves = [_output_leaf(x) for x in nest.flatten(result)]
         outputs, template_leaves = [], []
         for leaf in leaves:
@@ -697,7 +702,7 @@ class Function:
             tensors = self._apply_signature(args, kwargs)
             concrete = self._cache.get(_signature_key())
             if concrete is None:
-                return self._signature_concrete(), tensors
+                return self._tracing(tensors, self._signature_concrete), tensors
             self._remember_direct(args, kwargs, args, tensors, concrete)
             return concrete, tensors
         given = args
@@ -707,10 +712,20 @@ class Function:
         self._calls = calls = self._calls + 1
         concrete = self._cache.get(key)
         if concrete is None:
-            return self._trace_with_key(key, args, kwargs)[0], tensors
+            return self._tracing(tensors, self._trace_with_key, key, args, kwargs)[0], tensors
         concrete._last_call = calls
         self._remember_direct(given, kwargs, args, tensors, concrete)
         return concrete, tensors
+
+    @staticmethod
+    def _tracing(tensors, trace, *args):
+        """`trace(*args)` for a call fed `tensors`; if it raises, the prints it staged run
+        first, as the Python run eagerly would have printed them (failed_trace.py)."""
+        try:
+            return trace(*args)
+        except Exception as e:
+            failed_trace.run_staged_prints(e, tensors)
+            raise
 
     # A JAX-style dispatch cache for the common call: eager tensors only, positionally,
     # outside graphs and tapes. Its key (each argument's dtype and shape) costs a fraction

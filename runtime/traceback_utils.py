@@ -66,6 +66,11 @@ def register_source_map(filename, line_map):
         _source_maps[filename] = line_map
 
 
+def is_generated(filename):
+    """Whether `filename` is code the compiler generated (it has a source map)."""
+    return bool(_source_maps.get(filename))
+
+
 def in_generated_code():
     """Whether the innermost frame outside the runtime and compiler is generated
     (converted) code: a comprehension or lambda there runs as Python."""

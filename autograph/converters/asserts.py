@@ -1,6 +1,9 @@
 """Assert statements become `ag__.assert_stmt`, an `rt.Assert` op for tensor tests.
 
-    assert x > 0, 'x must be positive'   =>   ag__.assert_stmt(x > 0, lambda: 'x must be positive')
+    assert x > 0, f'x={x}'   =>   ag__.assert_stmt(x > 0, lambda: f'x={x}')
+    assert x > 0, 'bad'      =>   ag__.assert_stmt(x > 0, 'bad')
+
+A message other than a constant is a function: evaluated only when the assertion fails.
 """
 import gast
 
@@ -15,6 +18,9 @@ class AssertTransformer(transformer.Base):
         node = self.generic_visit(node)
         if node.msg is None:
             return templates.replace("ag__.assert_stmt(test, None)", test=node.test)
+        if isinstance(node.msg, gast.Constant):
+            return templates.replace("ag__.assert_stmt(test, msg)", test=node.test,
+                                     msg=node.msg)
         return templates.replace("ag__.assert_stmt(test, lambda: msg)", test=node.test,
                                  msg=node.msg)
 

@@ -27,6 +27,7 @@ from runtime.ops import registry
 from runtime.tensor import SymbolicTensor, Tensor
 
 from ..errors import StagingError, is_user_error, mark_user_error, staging_error
+from . import raises
 from . import state as state_lib
 from .data_structures import TensorList, check_list_element
 from .state import StatementState
@@ -108,6 +109,32 @@ def _recursion_while_tracing(exc):
         f"never reaches its base case while tracing: both branches are traced, the "
         f"recursive call included, with the condition unknown. Make the recursion depth a "
         f"Python value, or write the recursion as a loop (a tensor `while`).", skip=3)
+
+
+class _Unreached:
+    """What a branch or loop body that raises (a staged `raise`) gives: nothing the graph
+    reads (a cond takes zeros of the other branch's values)."""
+
+    def __repr__(self):
+        return "<unreached>"
+
+
+_UNREACHED = _Unreached()
+
+
+def _raising_staged(fn):
+    """`fn` traced: a `raise` of the program leaving it becomes a raise op in the graph
+    being traced (the graph raises it when it runs this branch or body), and `fn` gives
+    _UNREACHED."""
+    def call(*args):
+        try:
+            return fn(*args)
+        except Exception as e:
+            if not raises.is_raised(e):
+                raise
+            raises.stage_raise(e)
+            return _UNREACHED
+    return call
 
 
 def unsupported_in_tensor_control_flow(construct, advice):
@@ -258,12 +285,13 @@ def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result
     shown = _display_names(names)
     flat_names = []         # the flat outputs' names, filled in by the true branch
     failed = {}             # (a probe's) branch that raised: its exception
+    raised = set()          # the branches that raise when the graph runs them
 
     def branch(fn, which):
         def traced():
             state.assign(_fresh(init))      # each branch starts from its own copy of lists
             try:
-                result = _user(fn)()
+                result = _raising_staged(_user(fn))()
             except Exception as e:  # noqa: BLE001 - re-raised, or tolerated by a probe
                 if isinstance(e, _MoreState):
                     raise
@@ -285,6 +313,11 @@ def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result
                     f"code, so it needs a value before the `if`: assign it before the "
                     f"`if` (or before the loop)",
                     frames[-1] if frames else None) from None
+            if result is _UNREACHED:
+                if snapshot is not None:
+                    snapshot.restore()
+                raised.add(which)
+                return _UNREACHED
             values = list(state.values())
             _new_state(snapshot, state)
             if snapshot is not None:
@@ -295,7 +328,7 @@ def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result
             undefined = {n for n, v in zip(names[:n_outputs], values) if type(v) is Undefined}
             if which == "true":
                 undefined_in_true.update(undefined)
-            elif not probing:
+            elif not probing and "true" not in raised:
                 _check_defined_in_both(undefined_in_true, undefined)
             for i in range(n_outputs, len(values)):      # nothing reads these afterwards
                 if type(values[i]) is Undefined:
@@ -309,9 +342,13 @@ def _traced_cond(pred, true_fn, false_fn, state, snapshot, retyped, what, result
             return out
         return traced
 
+    missing = _is_unknown_in_probe if probing else _is_missing_return
     outs = _staging_check(what, rt_cf.cond_with_names, pred, branch(true_fn, "true"),
                           branch(false_fn, "false"), names=flat_names,
-                          missing=_is_unknown_in_probe if probing else _is_missing_return)
+                          missing=lambda v: v is _UNREACHED or missing(v))
+    if outs is _UNREACHED:                  # both branches raise: nothing after runs
+        state.assign(init)
+        return None
     result, merged, resets = outs
     final = tuple(_unless_unchanged(_from_branch_value(v, like, name), like)
                   for v, like, name in zip(merged, init, names)) + tuple(
@@ -607,7 +644,9 @@ def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
 
     def body_fn(*loop_values):
         state.assign(state_of(*split(loop_values)))
-        next_prefix = _user(body)(*loop_values[:n_pre]) or ()
+        next_prefix = _raising_staged(_user(body))(*loop_values[:n_pre]) or ()
+        if next_prefix is _UNREACHED:       # the body raises when it runs
+            return loop_values
         values = state.values()
         _new_state(snapshot, state)
         _check_unchanged(state, values, init, carried)
@@ -828,7 +867,7 @@ def _probe(state, body, prefix, snapshot):
         with scratch.as_default():
             state.assign(tuple(_stand_in(v, scratch, name)
                                for v, name in zip(init, state.names)))
-            _user(body)(*[_probe_tensor(p) for p in prefix])
+            _raising_staged(_user(body))(*[_probe_tensor(p) for p in prefix])
             samples = {slot.key(): _sample(slot.get()) for slot in state.slots}
             found = snapshot.changes(state.keys()) if snapshot is not None else []
             for slot, kind in found:

@@ -8,8 +8,7 @@ names the module and the diagnosis.
 """
 import numpy as np
 import pytest
-from equivalence import (assert_equivalent, cases, differences, known_bug,
-                         static)
+from equivalence import assert_equivalent, cases, differences, static
 
 import autograph as ag
 import runtime as rt
@@ -21,13 +20,6 @@ def i32(*values):
 
 def f32(*values):
     return np.array(values, np.float32)
-
-
-# One-line diagnoses of the known bugs (strict xfails; minimal reproductions at the end).
-PRINTS_LOST_ON_TRACE_FAILURE = (
-    "operators/py_builtins.py print_: every print is staged while tracing; when the trace then "
-    "fails (an assert on Python values raising at trace time) the graph never runs, so the "
-    "prints before the failure are lost (eager code prints them, then raises)")
 
 
 # == closures and nonlocal state inside tensor control flow =================================
@@ -1087,8 +1079,7 @@ def test_print_dict_and_floats(f, x, tensors):
     assert_equivalent(f, x, tensors=tensors)
 
 
-@pytest.mark.parametrize("f, tensors", cases(
-    known_bug(assert_fails_deep_in_loop, PRINTS_LOST_ON_TRACE_FAILURE, tensors=False)))
+@pytest.mark.parametrize("f, tensors", cases(assert_fails_deep_in_loop))
 def test_assert_fails_deep_in_loop(f, tensors):
     assert_equivalent(f, 3, tensors=tensors)
     assert_equivalent(f, 6, tensors=tensors, raises=AssertionError)
@@ -2038,8 +2029,7 @@ def test_found_bugs_over_vectors(f, tensors):
     assert_equivalent(f, f32(0.5, 2.0, 3.0), tensors=tensors)
 
 
-@pytest.mark.parametrize("f, tensors", cases(
-    known_bug(print_then_python_assert_fails, PRINTS_LOST_ON_TRACE_FAILURE, tensors=False)))
+@pytest.mark.parametrize("f, tensors", cases(print_then_python_assert_fails))
 def test_prints_before_a_failing_assert(f, tensors):
     assert_equivalent(f, 3, tensors=tensors, raises=AssertionError)
 

@@ -1095,7 +1095,6 @@ def uncaught_budget_error(x, items, limit):
 
 
 def test_a_helpers_exception_keeps_its_class_message_and_attributes(tensors):
-    # the print before the failure is lost with Python arguments (a known bug, below)
     for fn in (uncaught_budget_error, ag.convert(uncaught_budget_error),
                ag.to_graph(uncaught_budget_error)):
         x = rt.constant(1.0) if tensors else 1.0
@@ -1167,7 +1166,7 @@ def bad_spec_at_run_time(x):
 
 
 def test_a_format_spec_failing_when_the_graph_runs():
-    # (with Python arguments it fails while tracing: PRINTS_LOST_ON_TRACE_FAILURE below)
+    # (with Python arguments it fails while tracing: test_prints_before_a_format_spec_...)
     check(bad_spec_at_run_time, 2.5, tensors=True, raises=ValueError)
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(ValueError) as info:
         ag.convert(bad_spec_at_run_time)(rt.constant(2.5))
@@ -1235,14 +1234,6 @@ def while_test_that_prints(n):
     while _keep_going(i, n):
         i += 1
     return i
-
-
-RAISE_IN_A_TENSOR_IF = (
-    "autograph/converters (no converter handles `raise`): a raise in a branch of a tensor if "
-    "runs while that branch is traced, so the converted function raises whatever the "
-    "condition is at run time, with the symbolic tensor's text in the message ('negative "
-    "input Tensor(\"x:0\", ...)'); like `try` (converters/unsupported.py) it should be a "
-    "StagingError at the raise, or run conditionally as an assert does")
 
 
 def raise_in_a_tensor_if(x):
@@ -1318,13 +1309,6 @@ def print_a_dataclass(x, n):
     return x
 
 
-ASSERT_MESSAGE_RUNS_WHEN_PASSING = (
-    "autograph/operators/exceptions.py assert_stmt calls message_fn() while tracing for a "
-    "tensor condition, so what the message expression stages (a print in a helper building "
-    "the message) runs every time the graph runs, also when the assertion holds; Python "
-    "evaluates the message only on failure")
-
-
 def _describe(v):
     print("describing", v)
     return f"bad value {v}"
@@ -1334,13 +1318,6 @@ def _describe(v):
 def assert_message_with_a_side_effect(x):
     assert x > 0, _describe(x)
     return x
-
-
-ASSERT_TUPLE_MESSAGE = (
-    "autograph/operators/exceptions.py assert_stmt treats a tuple/list message as rt.Assert's "
-    "data list (TensorFlow's convention, not documented): `assert x > 0, ('bad', x)` fails with "
-    "'assertion failed: bad -1.0', where Python's message is the tuple's text "
-    "\"('bad', <rt.Tensor: shape=(), dtype=float32, numpy=-1.0>)\"")
 
 
 def assert_with_a_tuple_message(x):
@@ -1398,14 +1375,6 @@ def int_accumulator_adding_halves(n):
     return n
 
 
-PRINTS_LOST_ON_TRACE_FAILURE = (
-    "autograph/operators/py_builtins.py print_: every print is staged while tracing; when the "
-    "trace then fails (an exception raised on Python values, or any exception raised and "
-    "re-raised while tracing), the graph never runs and the prints before the failure are "
-    "lost (eager code prints them, then raises); the same diagnosis as "
-    "test_control_flow_stress.PRINTS_LOST_ON_TRACE_FAILURE")
-
-
 def print_then_a_helper_raises(x):
     print("charging", x)
     return _charge(["a", "b"], 1) * x
@@ -1419,8 +1388,7 @@ def print_then_a_helper_raises(x):
     known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
     print_a_dataclass,                  # a dataclass is a nested structure (runtime/nest.py)
     print_an_object_with_a_repr,
-    known_bug(assert_message_with_a_side_effect, ASSERT_MESSAGE_RUNS_WHEN_PASSING,
-              tensors=True),
+    assert_message_with_a_side_effect,  # the message is computed only when it fails
     known_bug(factorial, WEAK_INT_OVERFLOW, tensors=True),
     len_of_a_list_grown_in_a_loop,
     appending_len_over_two,             # len(l) / 2 is float32, the dtype the list was typed
@@ -1430,25 +1398,6 @@ def test_known_bugs(f, tensors):
     check_all(f, tensors)
 
 
-def _raise_in_tensor_if_as_python_or_staging_error(f, value, raises=None):
-    """A raise under a tensor condition: the converted function behaves as Python (raises
-    only when the condition holds, with the values in the message) or refuses the raise
-    with a StagingError at its line (the project's choice for `try`)."""
-    try:
-        check(f, value, tensors=True, raises=raises)
-    except AssertionError:
-        with contextlib.redirect_stdout(io.StringIO()), pytest.raises(ag.StagingError) as info:
-            ag.convert(f)(rt.constant(value))
-        assert "raise" in str(info.value), shown(info.value)
-
-
-TRY_AROUND_A_RUN_TIME_ASSERT = (
-    "autograph/converters/unsupported.py refuses `try` only inside a tensor if/loop; a try "
-    "outside them whose body stages a run-time check (an assert on a tensor) runs its "
-    "except/finally only while tracing: when the assertion fails as the graph runs, "
-    "`except AssertionError:` does not catch it and the print in `finally:` (staged after the "
-    "assert op) never runs; eager Python catches / prints. Like `try` in a tensor if, it "
-    "could be a StagingError at the try")
 
 
 def try_except_around_a_tensor_assert(x):
@@ -1468,44 +1417,34 @@ def try_finally_around_a_tensor_assert(x):
     return x
 
 
-def _as_python_or_staging_error_at_the_try(f, value, raises=None):
-    try:
-        check(f, value, tensors=True, raises=raises)
-    except AssertionError:
-        with contextlib.redirect_stdout(io.StringIO()), pytest.raises(ag.StagingError) as info:
-            ag.convert(f)(rt.constant(value))
-        assert "try" in str(info.value), shown(info.value)
+def _a_staging_error_at_the_try(f, value, names):
+    with contextlib.redirect_stdout(io.StringIO()), pytest.raises(ag.StagingError) as info:
+        ag.convert(f)(rt.constant(value))
+    assert "try" in str(info.value) and names in str(info.value), shown(info.value)
+    assert points_at(info.value, f, "try:"), shown(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason=TRY_AROUND_A_RUN_TIME_ASSERT)
-def test_known_bug_try_except_around_a_tensor_assert():
-    check(try_except_around_a_tensor_assert, -1.0, tensors=False)          # works
-    _as_python_or_staging_error_at_the_try(try_except_around_a_tensor_assert, -1.0)
+def test_a_raise_in_a_tensor_if_runs_when_the_graph_takes_the_branch():
+    check(raise_in_a_tensor_if, 1.0, tensors=True)
+    check(raise_in_a_tensor_if, -1.0, tensors=True, raises=ValueError)
+    with pytest.raises(ValueError) as info:
+        ag.convert(raise_in_a_tensor_if)(rt.constant(-2.5))
+    assert type(info.value) is ValueError and str(info.value) == "negative input -2.5"
+    assert points_at(info.value, raise_in_a_tensor_if, "raise ValueError"), shown(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason=TRY_AROUND_A_RUN_TIME_ASSERT)
-def test_known_bug_try_finally_around_a_tensor_assert():
-    check(try_finally_around_a_tensor_assert, 1.0, tensors=True)           # works
-    _as_python_or_staging_error_at_the_try(try_finally_around_a_tensor_assert, -1.0,
-                                           AssertionError)
-
-
-@pytest.mark.xfail(strict=True, reason=RAISE_IN_A_TENSOR_IF)
-def test_known_bug_raise_in_a_tensor_if_when_the_condition_is_false():
-    _raise_in_tensor_if_as_python_or_staging_error(raise_in_a_tensor_if, 1.0)
-
-
-@pytest.mark.xfail(strict=True, reason=RAISE_IN_A_TENSOR_IF)
-def test_known_bug_raise_in_a_tensor_if_when_the_condition_holds():
-    _raise_in_tensor_if_as_python_or_staging_error(raise_in_a_tensor_if, -1.0, ValueError)
-
-
-@pytest.mark.xfail(strict=True, reason=RAISE_IN_A_TENSOR_IF + (
-    "; here the helper's raise is caught while tracing, so the converted function silently "
-    "takes the except path (prints 'caught: ...' and returns -1.0 for x=1.0)"))
-def test_known_bug_try_around_a_helper_raising_in_a_tensor_if():
-    _raise_in_tensor_if_as_python_or_staging_error(try_around_a_helper_raising_in_a_tensor_if,
-                                                   1.0)
+# A check the graph makes (an assert on a tensor, a staged raise) fails when the graph runs,
+# after the `try` has run while tracing: its handler could not catch it, nor could a
+# `finally` with a print follow it. With Python arguments the `try` is Python's.
+@pytest.mark.parametrize("f, names, raises", [
+    (try_except_around_a_tensor_assert, "except AssertionError", None),
+    (try_finally_around_a_tensor_assert, "finally", AssertionError),
+    (try_around_a_helper_raising_in_a_tensor_if, "raise ValueError", None)])
+def test_a_try_around_a_check_of_the_graph_is_a_staging_error_at_the_try(f, names, raises):
+    check(f, 1.0, tensors=False)
+    check(f, -1.0, tensors=False, raises=raises)
+    for value in (1.0, -1.0):
+        _a_staging_error_at_the_try(f, value, names)
 
 
 def test_raise_in_a_tensor_if_with_python_arguments_is_python():
@@ -1514,52 +1453,224 @@ def test_raise_in_a_tensor_if_with_python_arguments_is_python():
     check(try_around_a_helper_raising_in_a_tensor_if, -1.0, tensors=False)
 
 
-@pytest.mark.xfail(strict=True, reason=ASSERT_TUPLE_MESSAGE)
-def test_known_bug_assert_with_a_tuple_message():
+class OverdrawnError(Exception):
+    """A user's exception class: its own __init__ parameters and attributes."""
+
+    def __init__(self, balance, wanted):
+        super().__init__(f"balance {balance:.2f} cannot pay {wanted}")
+        self.balance, self.wanted = balance, wanted
+
+
+def withdraw(balance, amount):
+    if amount > balance:
+        raise OverdrawnError(balance, amount)
+    print("paid", amount)
+    return balance - amount
+
+
+def _must_be_small(v, limit):
+    if v >= limit:
+        raise ValueError(f"{v} is not below {limit}")
+    return v
+
+
+def raise_in_a_helper_in_a_tensor_branch(x):
+    if x > 0:
+        y = _must_be_small(x, 10) * 2
+    else:
+        y = -x
+        if y > 100:
+            raise OverflowError(f"{y:.1f} is too large")
+    return y
+
+
+def raise_in_a_tensor_while_body(n):
+    i = 0
+    total = 0
+    while i < n:
+        total += i
+        if total > 5:
+            raise RuntimeError(f"total {total} after step {i}")
+        i += 1
+    print("total", total)
+    return total
+
+
+def raise_first_in_a_tensor_for_body(n):
+    for i in range(n):
+        raise KeyError(i)
+    return n
+
+
+def raise_in_both_branches(x):
+    if x > 0:
+        raise ValueError(f"positive {x}")
+    else:
+        raise TypeError(f"not positive {x}")
+
+
+def a_helpers_try_inside_a_tensor_branch(x):
+    if x > 0:
+        y = _small_or_zero(x)
+    else:
+        y = x
+    return y
+
+
+def _rejected(v):
+    raise ValueError(f"{v} is rejected")
+
+
+def _small_or_zero(v):
+    try:
+        return _rejected(v)
+    except ValueError:
+        print("caught", v)
+        return v * 0
+
+
+def raise_of_a_value_assigned_in_the_other_branch(x):
+    if x > 0:
+        y = x * 2
+    else:
+        raise ValueError("not positive")
+    return y
+
+
+@pytest.mark.parametrize("value", [5.0, 20.0, -5.0, -200.0])
+def test_a_raise_in_a_helper_or_nested_branch_runs_when_the_graph_takes_it(value):
+    raises = {20.0: ValueError, -200.0: OverflowError}.get(value)
+    check(raise_in_a_helper_in_a_tensor_branch, value, tensors=True, raises=raises)
+
+
+def test_a_users_exception_class_raised_by_the_graph_keeps_its_class_and_attributes():
+    check(withdraw, 10.0, 4, tensors=True)
+    check(withdraw, 10.0, 40, tensors=True, raises=OverdrawnError)
+    with pytest.raises(OverdrawnError) as info:
+        ag.convert(withdraw)(rt.constant(10.0), rt.constant(40))
+    assert type(info.value) is OverdrawnError
+    assert str(info.value) == "balance 10.00 cannot pay 40"
+    assert (float(info.value.balance), int(info.value.wanted)) == (10.0, 40)
+    assert points_at(info.value, withdraw, "raise OverdrawnError"), shown(info.value)
+
+
+@pytest.mark.parametrize("n", [2, 3, 6])
+def test_a_raise_in_a_tensor_loop_body(n, tensors):
+    check(raise_in_a_tensor_while_body, n, tensors=tensors,
+          raises=RuntimeError if n > 3 else None)
+    check(raise_first_in_a_tensor_for_body, n - 2, tensors=tensors,
+          raises=KeyError if n > 2 else None)
+
+
+def test_a_raise_in_both_branches_of_a_tensor_if():
+    check(raise_in_both_branches, 1.0, tensors=True, raises=ValueError)
+    check(raise_in_both_branches, -1.0, tensors=True, raises=TypeError)
+
+
+def test_a_try_inside_a_tensor_branch_catches_while_tracing_as_python_would():
+    # the helper's `try` is inside the branch: it catches there, as the branch would
+    for value in (5.0, -1.0):
+        check(a_helpers_try_inside_a_tensor_branch, value, tensors=True)
+
+
+PRINTED_EXCEPTION_HOLDING_A_TENSOR = (
+    "runtime/ops/logging_ops.py _split_tensors takes tensors out of nested structures and "
+    "FormattedStrings only: an exception caught while tracing whose message is an f-string of "
+    "a tensor (ValueError(f'{v} is rejected')) is a leaf printed with its trace-time text "
+    "('caught Tensor(\"x:0\", ...) is rejected'); its args could be a template as "
+    "runtime/ops/exception_ops.py makes of a staged raise's")
+
+
+def _report_rejection(v):
+    try:
+        _rejected(v)
+    except ValueError as e:
+        print("caught", e)
+
+
+def print_a_caught_exception(x):
+    _report_rejection(x)
+    return x
+
+
+@pytest.mark.xfail(strict=True, reason=PRINTED_EXCEPTION_HOLDING_A_TENSOR)
+def test_known_bug_printing_a_caught_exception_holding_a_tensor():
+    check(print_a_caught_exception, 5.0, tensors=True)
+
+
+def test_a_branch_that_raises_needs_no_value_for_what_the_other_assigns():
+    check(raise_of_a_value_assigned_in_the_other_branch, 2.0, tensors=True)
+    check(raise_of_a_value_assigned_in_the_other_branch, -2.0, tensors=True,
+          raises=ValueError)
+
+
+class Holder:
+    def __init__(self, value):
+        self.value = value
+
+
+def raise_holding_an_object_with_a_tensor(x):
+    if x < 0:
+        raise ValueError(Holder(x))
+    return x
+
+
+def test_a_raise_the_graph_cannot_make_is_a_staging_error_at_the_raise():
+    with pytest.raises(ag.StagingError) as info:
+        ag.convert(raise_holding_an_object_with_a_tensor)(rt.constant(1.0))
+    assert "raise ValueError" in str(info.value), shown(info.value)
+    assert points_at(info.value, raise_holding_an_object_with_a_tensor, "raise ValueError"), \
+        shown(info.value)
+
+
+def test_an_assert_with_a_tuple_message_shows_the_tuple():
     check(assert_with_a_tuple_message, -1.0, tensors=False, raises=AssertionError)
     check(assert_with_a_tuple_message, -1.0, tensors=True, raises=AssertionError)
 
 
-@pytest.mark.parametrize("f, tensors", cases(
-    known_bug(print_then_a_helper_raises, PRINTS_LOST_ON_TRACE_FAILURE),
-    known_bug(reraised, PRINTS_LOST_ON_TRACE_FAILURE)))
-def test_known_bug_prints_before_an_exception_while_tracing(f, tensors):
+# A trace that raises runs the prints it staged before, on the call's values
+# (runtime/failed_trace.py), as eager Python prints, then raises.
+@pytest.mark.parametrize("f, tensors", cases(print_then_a_helper_raises, reraised))
+def test_prints_before_an_exception_while_tracing(f, tensors):
     check(f, 1.0, tensors=tensors, raises=BudgetError)
 
 
-@pytest.mark.xfail(strict=True, reason=PRINTS_LOST_ON_TRACE_FAILURE)
-def test_known_bug_prints_before_a_format_spec_failing_while_tracing():
+def test_prints_before_a_format_spec_failing_while_tracing():
     check(bad_spec_at_run_time, 2.5, tensors=False, raises=ValueError)
 
 
-TO_GRAPH_HAS_NO_NOTE = (
-    "autograph/api.py: only ag.convert's tracer adds errors.add_original_frames_note; an "
-    "exception raised through ag.to_graph(f) shows only '<autograph generated file N>' frames "
-    "(generated code such as 'ag__.converted_call(...)'), never the user's file:line")
-
-
-@pytest.mark.xfail(strict=True, reason=TO_GRAPH_HAS_NO_NOTE)
-def test_known_bug_an_exception_through_to_graph_names_the_users_lines():
+def test_an_exception_through_to_graph_names_the_users_lines():
     with contextlib.redirect_stdout(io.StringIO()), pytest.raises(BudgetError) as info:
         ag.to_graph(uncaught_budget_error)(rt.constant(1.0), ["a", "b"], 1)
     assert points_at(info.value, _charge, "raise BudgetError"), shown(info.value)
-
-
-WARNINGS_IN_GENERATED_CODE = (
-    "a warning raised by Python-valued arithmetic in converted code (numpy's 'divide by zero' "
-    "on numpy scalar arguments, while tracing) is attributed to '<autograph generated file "
-    "N>' and shows the generated line ('ag__.converted_call(print, (a / b, ...') instead of "
-    "the user's file:line (warnings take the frame's filename; the source map is not used)")
 
 
 def divide(a, b):
     return a / b
 
 
-@pytest.mark.xfail(strict=True, reason=WARNINGS_IN_GENERATED_CODE)
-def test_known_bug_a_numpy_warning_names_the_users_line():
+def test_a_numpy_warning_names_the_users_line():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ag.convert(divide)(np.float32(1.0), np.float32(0.0))
     where = {(os.path.basename(w.filename), w.lineno, str(w.message)) for w in caught}
     assert where and {w[:2] for w in where} == {(HERE, line_of(divide, "return a / b"))}, where
+
+
+def warn_when_negative(x):
+    if x < 0:
+        warnings.warn("negative input", UserWarning)
+    return x
+
+
+def test_a_warning_of_converted_code_is_shown_at_the_users_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ag.to_graph(warn_when_negative)(-1.0)
+        ag.convert(warn_when_negative)(-2.0)
+    line = line_of(warn_when_negative, "warnings.warn(")
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)] * 2, caught
+    text = warnings.formatwarning(caught[0].message, UserWarning, caught[0].filename,
+                                  caught[0].lineno, caught[0].line)
+    assert text.startswith(f"{__file__}:{line}: UserWarning: negative input"), text
+    assert 'warnings.warn("negative input", UserWarning)' in text, text
