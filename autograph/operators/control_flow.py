@@ -23,7 +23,7 @@ from runtime import nest
 from runtime import trace_warnings
 from runtime import traceback_utils
 from runtime.errors import loop_limit_exceeded
-from runtime.ops import registry
+from runtime.ops import random_ops, registry
 from runtime.tensor import SymbolicTensor, Tensor
 
 from ..errors import StagingError, is_user_error, mark_user_error, staging_error
@@ -533,7 +533,7 @@ def while_stmt(test, body, symbol_names, opts=None):
     on an eager tensor condition count against rt.config's loop iteration limit
     (Python-valued conditions never do).
     """
-    cond = as_condition(test())
+    cond, tested = _first_test(test)
     limit = rt.config.get_loop_iteration_limit()
     tensor_iterations = 0
     python_body = trace_warnings.counting_iterations(body)  # warns if it unrolls a lot
@@ -545,9 +545,47 @@ def while_stmt(test, body, symbol_names, opts=None):
                 raise loop_limit_exceeded(limit, traceback_utils.user_frame(2))
             tensor_iterations += 1
         python_body()
-        cond = as_condition(test())
+        cond, tested = _first_test(test)
     state = StatementState.of_names(body, symbol_names)
-    _tensor_loop(test, body, state, opts, reach=(body, test))
+    _tensor_loop(test, body, state, opts, reach=(body, test), tested=tested)
+
+
+class _Tested:
+    """A `while` test whose evaluation before a graph loop staged ops with effects (a
+    print, a variable write, a random draw), which must run as often as in Python: the
+    loop carries `value` in, and evaluates the test again after each iteration's body
+    (before the next, as Python), its random ops drawing from the same `generators`."""
+
+    __slots__ = ("value", "generators")
+
+    def __init__(self, value, generators):
+        self.value, self.generators = value, generators
+
+    def again(self, test):
+        """The test evaluated in the loop body, as the condition it carries."""
+        with random_ops.reusing_generators(self.generators):
+            result = as_condition(_user(test)())
+        return truth(result) if is_symbolic(result) else rt.constant(bool(result))
+
+
+def _first_test(test):
+    """(test() as a condition, a _Tested when it is symbolic and its ops have effects,
+    else None: the graph loop's condition evaluates the test, and the ops of this
+    evaluation, unused, are pruned)."""
+    if rt.executing_eagerly():
+        return as_condition(test()), None
+    graph = rt.get_default_graph()
+    start = len(graph.ops)
+    with random_ops.recording_generators() as generators:
+        cond = as_condition(test())
+    if not is_symbolic(cond) or not any(_has_effects(op) for op in graph.ops[start:]):
+        return cond, None
+    return cond, _Tested(truth(cond), generators)
+
+
+def _has_effects(op):
+    _, writes, stateful = op.effects()
+    return bool(writes) or stateful
 
 
 class _Optional:
@@ -574,12 +612,12 @@ def _carried(value):
     return bool(leaves) and all(isinstance(v, _LOOP_LEAVES) for v in leaves)
 
 
-def _tensor_loop(test, body, state, opts, prefix=(), reach=()):
+def _tensor_loop(test, body, state, opts, prefix=(), reach=(), tested=None):
     """rt.while_loop over the loop state, after `prefix` loop variables of a `for`.
 
     `test(*prefix)` and `body(*prefix)` see the state through its slots; the body
     returns the next prefix values. `reach`: the user's functions whose reach discovery
-    looks at.
+    looks at. `tested`: a _Tested, whose value the loop carries as its last variable.
     """
     snapshot = _snapshot(reach)
     samples = {}
@@ -589,7 +627,7 @@ def _tensor_loop(test, body, state, opts, prefix=(), reach=()):
 
     def trace(state, found_samples, retyped):
         return _traced_loop(test, body, state, {**samples, **found_samples}, retyped,
-                            snapshot, opts, prefix)
+                            snapshot, opts, prefix, tested)
 
     before = state.values()
     try:
@@ -617,7 +655,7 @@ def _needs_type(value):
         optional_of(value) is None
 
 
-def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
+def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix, tested):
     names = state.names
     init = [_carried_init(v, samples.get(slot.key(), _NO_SAMPLE), slot.label)
             for slot, v in zip(state.slots, state.values())]
@@ -635,9 +673,12 @@ def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
         return tuple(values)
 
     def split(loop_values):
-        return (loop_values[n_pre:n_pre + n_car], loop_values[n_pre + n_car:])
+        return (loop_values[n_pre:n_pre + n_car],
+                loop_values[n_pre + n_car:n_pre + n_car + len(flagged)])
 
     def cond_fn(*loop_values):
+        if tested is not None:          # the test's value after the previous body
+            return loop_values[-1]
         state.assign(state_of(*split(loop_values)))
         result = as_condition(_user(test)(*loop_values[:n_pre]))
         return truth(result) if is_symbolic(result) else result
@@ -647,6 +688,7 @@ def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
         next_prefix = _raising_staged(_user(body))(*loop_values[:n_pre]) or ()
         if next_prefix is _UNREACHED:       # the body raises when it runs
             return loop_values
+        go_on = () if tested is None else (tested.again(test),)
         values = state.values()
         _new_state(snapshot, state)
         _check_unchanged(state, values, init, carried)
@@ -657,18 +699,21 @@ def _traced_loop(test, body, state, samples, retyped, snapshot, opts, prefix):
             outputs.append(value)
             if i in flagged:
                 flags.append(flag)
-        return tuple(next_prefix) + tuple(outputs) + tuple(flags)
+        return tuple(next_prefix) + tuple(outputs) + tuple(flags) + go_on
 
+    test_value = () if tested is None else (tested.value,)
     loop_vars = (tuple(prefix) + tuple(_initial_graph_value(init[i]) for i in carried)
-                 + tuple(init[i].flag for i in flagged))
+                 + tuple(init[i].flag for i in flagged) + test_value)
     loop_names = ([f"<iteration {k}>" for k in range(n_pre)]
                   + _display_names([names[i] for i in carried])
-                  + [f"<{names[i]} assigned>" for i in flagged])
+                  + [f"<{names[i]} assigned>" for i in flagged]
+                  + ["<the `while` test>"] * len(test_value))
     # Values the loop gives their shape (first assigned in it, the return value) take any
     # shape of the rank they start with, or any rank once an iteration changes it.
     owned = {i for i in carried if isinstance(init[i], _Optional) or _is_return_slot(names[i])}
     any_rank = {i for i in owned if retyped.get(state.slots[i].key()) is _ANY_RANK}
-    invariants = _invariants(opts, init, carried, n_pre, len(flagged), owned, any_rank)
+    invariants = _invariants(opts, init, carried, n_pre, len(flagged) + len(test_value),
+                             owned, any_rank)
     try:
         outs = list(_staging_check(
             "tensor loop", rt_cf.while_loop_with_names, cond_fn, body_fn, loop_vars,

@@ -4,7 +4,11 @@ A global seed (`rt.random.set_seed`) and an op seed together fix the sequence
 an op produces. Each graph op owns its generator, so every run of a graph
 draws new numbers, reproducibly from the seeds; eagerly, calls with the same
 op seed continue one sequence. Without any seed, numbers are not reproducible.
+Code traced twice for the same call sites (a `while` test before a graph loop and in
+it) can have its second trace's ops take the first's generators (`recording_generators`,
+`reusing_generators`): they continue one sequence, as the calls do eagerly.
 """
+import contextlib
 import itertools
 import threading
 
@@ -94,12 +98,56 @@ def op_seeds(op_seed):
     return (global_seed, int(op_seed))
 
 
+class _Sites(threading.local):
+    recorded = None     # a list noting (op seed, generator) of the graph ops created
+    reused = None       # an iterator of such pairs whose generators they take
+
+
+_sites = _Sites()
+
+
+@contextlib.contextmanager
+def recording_generators():
+    """Gives a list noting, in order, the op seeds and generators of the graph random ops
+    created inside (see `reusing_generators`)."""
+    saved, _sites.recorded = _sites.recorded, []
+    try:
+        yield _sites.recorded
+    finally:
+        _sites.recorded = saved
+
+
+@contextlib.contextmanager
+def reusing_generators(generators):
+    """The graph random ops created inside take, in order, the generators noted by
+    `recording_generators` (the same code traced again: the same call sites, which give
+    the same op seeds)."""
+    saved, _sites.reused = _sites.reused, iter(generators)
+    try:
+        yield
+    finally:
+        _sites.reused = saved
+
+
+def _graph_state(op_seed):
+    """The generator of a graph op given `op_seed`: a new one, or the one noted for the
+    same call site (`reusing_generators`: the same op seed, in the same order)."""
+    site = next(_sites.reused, None) if _sites.reused is not None else None
+    if site is not None and site[0] == op_seed:
+        state = site[1]
+    else:
+        state = RngState(op_seeds(op_seed))
+    if _sites.recorded is not None:
+        _sites.recorded.append((op_seed, state))
+    return state
+
+
 def _state_for(op_seed):
+    if context.current_graph() is not None:
+        return _graph_state(op_seed)
     seeds = op_seeds(op_seed)
     if seeds is None:
         return RngState(None)
-    if context.current_graph() is not None:
-        return RngState(seeds)
     with _lock:
         states = _global["eager_states"]
         state = states.get(seeds)

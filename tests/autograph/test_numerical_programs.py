@@ -921,14 +921,6 @@ def test_modpow_int32_and_int64():
 
 # -- Monte Carlo with seeded random ops ------------------------------------------------------------
 
-@pytest.fixture
-def keep_global_seed():
-    from runtime.ops.random_ops import get_global_seed
-    seed = get_global_seed()
-    yield
-    rt.random.set_seed(seed)
-
-
 def check_random(f, *args, seed):
     """Random programs: the plain run and a fresh conversion, each after set_seed(seed),
     draw the same numbers (each seeded op continues one sequence eagerly, and a graph op

@@ -1191,6 +1191,146 @@ def test_an_op_failing_in_a_helper_names_the_helpers_line():
     assert "index 4" in str(info.value)
 
 
+# == a `while` test runs as often as Python runs it =============================================
+# Before each iteration and once more at the end: its prints, variable updates and random
+# draws too, also when it decides a graph loop (evaluated once before the loop, to learn that).
+
+def _keep_going(i, n):
+    print("check", i)
+    return i < n
+
+
+@arg_sets((0,), (1,), (3,))
+def while_test_that_prints(n):
+    i = 0
+    while _keep_going(i, n):
+        i += 1
+    return i
+
+
+@arg_sets((1, static(3)), (2, static(1)))
+def while_test_turning_symbolic(x, n):
+    i = 0                           # a tensor from the first iteration on (with x one)
+    while _keep_going(i, n):
+        i = i + x
+    return i
+
+
+@arg_sets((rt.Variable(0), 5), (rt.Variable(7), 5), (rt.Variable(4), 5))
+def while_variable_assign_add(v, n):
+    k = 0
+    while v.assign_add(1) < n:
+        k += 1
+    return k, v.read_value()
+
+
+def _tick(counter, log):
+    counter.assign_add(1)
+    print("tick", counter.read_value(), file=log)
+    return counter.read_value()
+
+
+@arg_sets((rt.Variable(0), 4, BUFFER), (rt.Variable(0), 0, BUFFER))
+def while_test_calling_a_function_with_effects(counter, n, log):
+    total = 0
+    while _tick(counter, log) <= n:
+        total += counter.read_value()
+    return total
+
+
+@arg_sets((5, 6), (5, 100), (0, 1))
+def while_test_that_prints_with_break(n, limit):
+    i = 0
+    while _keep_going(i, n):
+        if i * i > limit:
+            print("break at", i)
+            break
+        i += 1
+    return i
+
+
+@arg_sets((5, 2), (3, 10), (0, 0))
+def while_test_that_prints_with_else(n, limit):
+    i = 0
+    while _keep_going(i, n):
+        if i > limit:
+            break
+        i += 1
+    else:
+        print("no break, i =", i)
+    return i
+
+
+@arg_sets((5,), (2,), (0,))
+def while_test_that_prints_with_return_and_continue(n):
+    i, odd = 0, 0
+    while _keep_going(i, n):
+        i += 1
+        if i == 4:
+            return -odd
+        if i % 2 == 0:
+            continue
+        odd += i
+    return odd
+
+
+@arg_sets((3, 2),)
+def nested_while_tests_that_print(n, m):
+    i, pairs = 0, 0
+    while _keep_going(i, n):
+        j = 0
+        while _keep_going(j + 10 * i, m + 10 * i):
+            pairs += 1
+            j += 1
+        i += 1
+    return pairs
+
+
+@pytest.mark.parametrize("f, tensors", cases(
+    while_test_that_prints,
+    while_test_turning_symbolic,
+    while_variable_assign_add,
+    while_test_calling_a_function_with_effects,
+    while_test_that_prints_with_break,
+    while_test_that_prints_with_else,
+    while_test_that_prints_with_return_and_continue,
+    nested_while_tests_that_print))
+def test_a_while_test_with_effects_runs_as_often_as_in_python(f, tensors):
+    check_all(f, tensors)
+
+
+def _draw_below(p):
+    u = rt.random.uniform([], seed=3)
+    print("drew", u)
+    return u < p
+
+
+def while_test_drawing_random_numbers(p):
+    k = 0
+    while _draw_below(p):
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 0.9])
+def test_a_while_test_drawing_random_numbers_continues_one_sequence(p, keep_global_seed):
+    """Seeded, the draws of the test (before the loop and in it) continue one sequence,
+    as the calls do eagerly: the same trip counts and the same printed draws, over
+    several calls (a graph op's generator goes on from one run to the next)."""
+    def three_calls(fn):
+        rt.random.set_seed(5)
+        return [fn(rt.constant(p)) for _ in range(3)]
+
+    expected = _run("eager", three_calls, [while_test_drawing_random_numbers], False)
+    for name, fn in (("ag.convert(f)", ag.convert(while_test_drawing_random_numbers)),
+                     ("ag.to_graph(f)", ag.to_graph(while_test_drawing_random_numbers))):
+        actual = _run(name, three_calls, [fn], False)
+        assert actual.error is None, actual.describe()
+        assert differences(expected.result, actual.result) == [], actual.describe()
+        assert actual.text == expected.text, expected.describe() + "\n" + actual.describe()
+    assert sum(int(k) for k in expected.result) > 0 or p == 0.0
+
+
 # == known bugs ================================================================================
 # Reduced reproductions; each reason is the diagnosis.
 
@@ -1214,26 +1354,6 @@ def print_returns_none(x):
     print(r is None, r)
     done = print("go") or x > 0
     return done
-
-
-WHILE_TEST_PRINTS_TWICE = (
-    "autograph/operators/control_flow.py while_stmt calls test() once in the enclosing graph "
-    "to learn whether the condition is a tensor, then rt.while_loop calls it again as the "
-    "loop's condition: ops the test stages (a print in a function called by the `while` "
-    "test) run one extra time before the loop ('check 0' is printed twice)")
-
-
-def _keep_going(i, n):
-    print("check", i)
-    return i < n
-
-
-@arg_sets((0,), (2,))
-def while_test_that_prints(n):
-    i = 0
-    while _keep_going(i, n):
-        i += 1
-    return i
 
 
 def raise_in_a_tensor_if(x):
@@ -1384,7 +1504,6 @@ def print_then_a_helper_raises(x):
     fstring_of_an_fstring,
     format_builtin,
     print_returns_none,                 # None while tracing too, as Python's print
-    known_bug(while_test_that_prints, WHILE_TEST_PRINTS_TWICE, tensors=True),
     known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
     print_a_dataclass,                  # a dataclass is a nested structure (runtime/nest.py)
     print_an_object_with_a_repr,

@@ -292,6 +292,30 @@ def test_graph_and_eager_ops_with_the_same_seeds_agree():
                                   eager)
 
 
+def test_ops_traced_again_for_the_same_call_sites_continue_their_sequences():
+    """(A `while` test traced before its graph loop and in it: one call site.)"""
+    from runtime.ops import random_ops
+
+    def draws():
+        return rt.random.uniform([2], seed=4), rt.random.uniform([2])
+
+    def twice():
+        with random_ops.recording_generators() as sites:
+            first = draws()
+        with random_ops.reusing_generators(sites):
+            again = draws()
+        return first + again + (rt.random.uniform([2], seed=4),)   # the last: its own
+
+    rt.random.set_seed(6)
+    eager = [_draws(2, seed=4), _draws(2, seed=4)]
+    rt.random.set_seed(6)
+    a0, b0, a1, b1, other = [t.numpy() for t in rt.function(twice)()]
+    np.testing.assert_array_equal(a0, eager[0])
+    np.testing.assert_array_equal(a1, eager[1])
+    np.testing.assert_array_equal(other, eager[0])
+    assert not np.array_equal(b0, b1)
+
+
 PROGRAM = textwrap.dedent("""
     import runtime as rt
     rt.random.set_seed(1234)
