@@ -485,6 +485,8 @@ _FRAME_ARGUMENTS = {builtins.locals: None, builtins.globals: None, builtins.vars
 def converted_call(f, args, kwargs, options=ConversionOptions()):
     """Call `f(*args, **kwargs)` from generated code, converting `f` first if it is user code."""
     kwargs = kwargs or {}
+    if f is not builtins.print and not isinstance(f, functools.partial):
+        operators.data_structures.check_unpacked(args)    # f(*l): l of run-time length
     if type(f) is _BUILTIN_METHOD and type(f.__self__) is str and \
             f.__name__ in operators.STR_METHOD_OVERRIDES:      # "{:.3f}".format(loss)
         return operators.STR_METHOD_OVERRIDES[f.__name__](f.__self__, *args, **kwargs)

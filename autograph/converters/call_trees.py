@@ -1,7 +1,7 @@
 """Calls go through `ag__.converted_call`, which converts user functions on the fly.
 
     y = f(x, k=1)      =>   y = ag__.converted_call(f, (x,), {'k': 1})
-    print(*xs)         =>   ag__.converted_call(print, (*xs,), None)
+    print(*xs)         =>   ag__.converted_call(print, (*ag__.starred(xs),), None)
 
 At run time `converted_call` calls the runtime, numpy, builtins (after mapping
 print/len/range/... to their graph-aware versions) and the standard library as
@@ -112,7 +112,7 @@ class CallTreeTransformer(transformer.Base):
         node = self.generic_visit(node)
         if _is_generated_call(node):
             return node
-        args = ast_util.tuple_node(node.args)
+        args = ast_util.tuple_node([self._unpacked(arg) for arg in node.args])
         if node.keywords:
             kwargs = gast.Dict(keys=[gast.Constant(value=kw.arg, kind=None) if kw.arg else None
                                      for kw in node.keywords],
@@ -121,6 +121,15 @@ class CallTreeTransformer(transformer.Base):
             kwargs = ast_util.constant_node(None)
         # built directly (the commonest rewrite: a template costs several times more here)
         return ast_util.ag_call("converted_call", [node.func, args, kwargs])
+
+    @staticmethod
+    def _unpacked(arg):
+        """A call's argument, `*value` as `*ag__.starred(value)` (a tensor list of run-time
+        length passes as one argument, which print prints)."""
+        if not isinstance(arg, gast.Starred):
+            return arg
+        arg.value = templates.replace_as_expression("ag__.starred(value)", value=arg.value)
+        return arg
 
     def _explicit_super(self, node):
         fn = self.state[_Scope]

@@ -181,16 +181,50 @@ class TensorList:
 
     def __iter__(self):
         if self.tensor.shape[0] is None:
-            raise TypeError(
-                f"the list '{self.name}' is grown in a tensor loop or tensor `if`, so its "
-                f"length is known only when the graph runs: Python cannot unpack it "
-                f"(`*{self.name}` in a call, `a, b = {self.name}`) or iterate it (list(), a "
-                f"comprehension) while tracing. A `for` statement over it is a graph loop, "
-                f"and print({self.name}) prints it.{traceback_utils.at_user_line(2)}")
+            raise self.unpacking_error()
         return iter(self.tensor)
+
+    def unpacking_error(self):
+        """The TypeError of unpacking or iterating this list by Python while tracing, at
+        the user's line, when its length is known only when the graph runs."""
+        return TypeError(
+            f"the list '{self.name}' is grown in a tensor loop or tensor `if`, so its "
+            f"length is known only when the graph runs: Python cannot unpack it "
+            f"(`*{self.name}` in a call other than print's, `a, b = {self.name}`) or iterate "
+            f"it (list(), a comprehension) while tracing. A `for` statement over it is a "
+            f"graph loop, and print({self.name}) and print(*{self.name}) print it."
+            f"{traceback_utils.at_user_line(2)}")
 
     def __repr__(self):
         return f"TensorList({self.tensor!r})"
+
+
+class StarredList:
+    """`*l` in a call's arguments, `l` a tensor list whose length is known only when the
+    graph runs: one argument standing for all its elements. `print` prints them (see
+    py_builtins.print_); any other callee gets the list's unpacking error."""
+
+    __slots__ = ("tensor_list",)
+
+    def __init__(self, tensor_list):
+        self.tensor_list = tensor_list
+
+
+def starred(value):
+    """What `*value` in a call's arguments unpacks (`f(*ag__.starred(l))` in converted
+    code): `value` as it is, except a tensor list of run-time length, which becomes one
+    StarredList."""
+    if isinstance(value, TensorList) and value.tensor.shape[0] is None:
+        return (StarredList(value),)
+    return value
+
+
+def check_unpacked(args):
+    """Raise the unpacking error of a tensor list starred into a call's `args` (a callee
+    other than print cannot take a list of run-time length as its arguments)."""
+    for arg in args:
+        if type(arg) is StarredList:
+            raise arg.tensor_list.unpacking_error()
 
 
 _ELEMENT_TYPES = (Tensor, rt.Variable, np.ndarray, np.generic, bool, int, float, complex)

@@ -25,7 +25,7 @@ from runtime.tensor import EagerTensor, SymbolicTensor, Tensor
 from autograph import implicit_calls
 
 from .control_flow import is_symbolic
-from .data_structures import TensorList
+from .data_structures import StarredList, TensorList
 
 
 def _any_symbolic(values):
@@ -47,7 +47,7 @@ def _needs_staging(value):
     or an object whose class formats it (its text may show tensors), or a set of those."""
     return _holds_symbolic(value) or any(
         implicit_calls.formats_itself(leaf) or _is_staged_set(leaf)
-        for leaf in nest.flatten(value))
+        or _is_staged_exception(leaf) for leaf in nest.flatten(value))
 
 
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
@@ -69,6 +69,9 @@ def _printed_as_lists(value):
 def _printed_as_list(value):
     if isinstance(value, TensorList):
         return logging_ops.Rows(value.stack(), value.weak)
+    if isinstance(value, StarredList):            # print(*l): the elements, one by one
+        return logging_ops.Rows(value.tensor_list.stack(), value.tensor_list.weak,
+                                spread=True)
     return value
 
 
@@ -181,7 +184,7 @@ def _percent_spec(flags, width, precision, kind):
 def _percent_value(value, kind):
     """(value, directive type) with a user object's text in place of the object (then
     formatted by `%s`)."""
-    text = implicit_calls.text_of(value, kind, "") if kind in "sr" else None
+    text = _text_of(value, kind, "") if kind in "sr" else None
     if text is not None:
         return text, "s"
     return _objects_shown(value), kind
@@ -255,13 +258,48 @@ def _text_or_value(value, conversion, spec):
     converted `__str__`...: a print op would format the object when the graph runs,
     after the function has changed it, and its tensors are symbolic); other values as
     they are, with the objects in them shown by their text (see `_objects_shown`)."""
-    text = implicit_calls.text_of(value, conversion, spec)
+    text = _text_of(value, conversion, spec)
     return _objects_shown(value) if text is None else text
+
+
+def _text_of(value, conversion, spec):
+    """The text of `value` made now, while tracing, where it may show values known only
+    when the graph runs: a user object's (implicit_calls.text_of), an exception's whose
+    arguments hold such values (see `_exception_text`); None for other values."""
+    text = implicit_calls.text_of(value, conversion, spec)
+    if text is None and _is_staged_exception(value):
+        text = _exception_text(value, conversion, spec)
+    return text
+
+
+def _is_staged_exception(value):
+    return isinstance(value, BaseException) and _needs_staging(list(value.args))
+
+
+def _exception_text(error, conversion, spec):
+    """Python's str (or, for conversion "r", repr) of the exception `error` as format parts
+    of its arguments (BaseException's and KeyError's: the text of `ValueError(f"{x} is
+    rejected")` caught while tracing shows x's value in the graph); None for a class that
+    formats its exceptions otherwise, or a conversion or spec Python's text does not take."""
+    cls, args = type(error), error.args
+    if spec or conversion not in (None, "s", "r"):
+        return None
+    if conversion == "r":
+        if cls.__repr__ is not BaseException.__repr__:
+            return None
+        return _formatted([cls.__name__ + "(", (args[0], "r", ""), ")"] if len(args) == 1
+                          else [cls.__name__, (args, "r", "")])
+    if cls.__str__ is KeyError.__str__ and len(args) == 1:
+        return _formatted([(args[0], "r", "")])           # KeyError('k') prints 'k'
+    if cls.__str__ not in (BaseException.__str__, KeyError.__str__):
+        return None
+    return _formatted([] if not args else [(args[0], "s", "")] if len(args) == 1
+                      else [(args, "r", "")])
 
 
 def _text_part(value, conversion, spec):
     """A format part (value, conversion, spec) with a user object's text in its place."""
-    text = implicit_calls.text_of(value, conversion, spec)
+    text = _text_of(value, conversion, spec)
     if text is None:
         return _objects_shown(value), conversion, spec
     return text, None, spec if conversion else ""       # (__format__ took the spec)
@@ -283,7 +321,7 @@ def _objects_shown(value):
 def _shown(leaf):
     if _is_staged_set(leaf):
         return _set_shown(leaf)
-    text = implicit_calls.text_of(leaf, "r", "")
+    text = _text_of(leaf, "r", "")
     return leaf if text is None else logging_ops.Shown(text)
 
 

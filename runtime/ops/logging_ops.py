@@ -108,7 +108,7 @@ def _split_tensors(values):
     def leaf_template(leaf):
         if isinstance(leaf, Rows):
             rows = slot(leaf.tensor)
-            rows.weak, rows.rows = leaf.weak, True
+            rows.weak, rows.rows = leaf.weak, "spread" if leaf.spread else True
             return rows
         if isinstance(leaf, (Tensor, Variable)):
             return slot(leaf)
@@ -149,7 +149,8 @@ class TemplateSlot:
         self.index = index
         self.variable = variable
         self.weak = weak
-        self.rows = False           # printed as the list of its rows (see Rows)
+        self.rows = False           # True: printed as the list of its rows, "spread": as
+                                    # its rows, each one of print's values (see Rows)
 
     def __repr__(self):
         return f"${self.index}"
@@ -158,13 +159,16 @@ class TemplateSlot:
 class Rows:
     """A tensor that prints as the Python list of its rows: what a list grown in a graph
     loop (stored stacked) is eagerly. `weak`: the kind of Python number every row stands
-    for (SymbolicTensor.weak), or None (rows print as tensors)."""
+    for (SymbolicTensor.weak), or None (rows print as tensors). `spread`: one of print's
+    values standing for its rows, each printed as a value of its own (`print(*l)`),
+    separated by `sep`."""
 
-    __slots__ = ("tensor", "weak")
+    __slots__ = ("tensor", "weak", "spread")
 
-    def __init__(self, tensor, weak=None):
+    def __init__(self, tensor, weak=None, spread=False):
         self.tensor = tensor
         self.weak = weak
+        self.spread = spread
 
 
 class _VariableValue(EagerTensor):
@@ -220,8 +224,19 @@ def python_number(array):
     return value.item()
 
 
+def _spread(template, values):
+    """Print's values, the rows of each "spread" slot (see Rows) in its place."""
+    out = []
+    for item, value in zip(template, values):
+        if isinstance(item, TemplateSlot) and item.rows == "spread":
+            out.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
 def _print_kernel(*arrays, template, sep, end, file, flush=False):
-    values = _fill(template, arrays)
+    values = _spread(template, _fill(template, arrays))
     if file is None or file == "stdout":        # the streams of the moment it runs
         file = sys.stdout
     elif file == "stderr":

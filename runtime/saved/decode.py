@@ -501,8 +501,8 @@ def _dec_slot(r, v, dec, where):
     weak, rows = v.get("weak"), v.get("rows", False)
     if weak is not None and weak not in ("b", "i", "f", "c"):
         r.fail(where, f"a template slot's 'weak' is one of b, i, f, c, got {weak!r}")
-    if not isinstance(rows, bool):
-        r.fail(where, f"a template slot's 'rows' is true or false, got {rows!r}")
+    if not (isinstance(rows, bool) or rows == "spread"):
+        r.fail(where, f"a template slot's 'rows' is true, false or 'spread', got {rows!r}")
     slot.weak, slot.rows = weak, rows
     return slot
 

@@ -12,7 +12,8 @@ Attribute values keep their Python type through tagged JSON:
     sub-graph (cond, while, call)        {"graph": {...}}
     Variable                             {"variable": 0}  (an index into "variables")
     random op state                      {"rng": [global_seed, op_seed]} or {"rng": null}
-    print/assert template slot           {"slot": 0, "variable": null}
+    print/assert template slot           {"slot": 0, "variable": null}, with "weak": "i" (a
+                                         Python number), "rows": true or "spread" (a list)
     f-string in a print template         {"fstring": ["text", [value, "r", spec], ...]}
     an object's text shown in a container {"shown": "text" or {"fstring": ...}}
     namedtuple                           {"namedtuple": "Point", "fields": [...], "values": [...]}
@@ -177,7 +178,8 @@ class Writer:
                 if v.weak is not None:
                     slot["weak"] = v.weak           # prints as a Python number
                 if v.rows:
-                    slot["rows"] = True             # prints as a list of its rows
+                    slot["rows"] = v.rows           # prints as a list of its rows (true),
+                                                    # or as its rows ("spread": print(*l))
                 return slot
             if isinstance(v, Shown):
                 return {"shown": enc(v.text)}

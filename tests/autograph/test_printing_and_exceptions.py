@@ -390,6 +390,46 @@ def star_arguments_and_keyword_options(x, n):
     return x
 
 
+# `*l` of a list grown in a tensor loop (its length known when the graph runs): print prints
+# its elements, separated by `sep`, each as print(l) shows it (a Python number as the number).
+@arg_sets((4,), (0,))
+def print_star_of_a_list_grown_in_a_loop(n):
+    squares = []
+    for i in range(n):
+        squares.append(i * i)
+    print(*squares)
+    print(*squares, sep=", ")
+    print("rows:", *squares, sep=", ", end=".\n")
+    print(*squares, n, *squares, sep="|", file=LOG)
+    return n
+
+
+@arg_sets((rt.constant([1.5, -2.0]), 3), (rt.constant([0.5, 1.0]), 0))
+def print_star_of_a_list_of_vectors(x, n):
+    rows = []
+    i = 0
+    while i < n:
+        rows.append(x * i)
+        i += 1
+    print(*rows)
+    print("rows:", *rows, sep="\n")
+    return x
+
+
+def _show_all(values):
+    print("all:", *values, sep=" ")
+
+
+@arg_sets((3,), (0,))
+def print_star_while_the_list_grows(n):
+    halves = []
+    for i in range(n):
+        halves.append(i / 2)
+        print("so far", *halves)
+    _show_all(halves)
+    return n
+
+
 @pytest.mark.parametrize("f, tensors", cases(
     several_arguments_sep_end, streams_stderr_and_a_log, a_buffer_argument, countdown,
     only_the_taken_branch_prints, multiplication_table, helpers_print_from_a_loop,
@@ -397,9 +437,40 @@ def star_arguments_and_keyword_options(x, n):
     continue_skips_the_rest, nested_for_else_with_breaks, a_logger_method,
     print_by_other_names, print_in_a_conditional_expression,
     a_converted_function_called_in_a_loop, rt_print_and_py_function, unicode_and_escapes,
-    star_arguments_and_keyword_options))
+    star_arguments_and_keyword_options, print_star_of_a_list_grown_in_a_loop,
+    print_star_of_a_list_of_vectors, print_star_while_the_list_grows))
 def test_print_statements(f, tensors):
     check_all(f, tensors)
+
+
+def _count(*values):
+    return len(values)
+
+
+def count_a_starred_list(n):
+    squares = []
+    for i in range(n):
+        squares.append(i * i)
+    return _count(*squares)
+
+
+def format_a_starred_list(n):
+    squares = []
+    for i in range(n):
+        squares.append(i * i)
+    return "{} {}".format(*squares)
+
+
+@pytest.mark.parametrize("f, call", [(count_a_starred_list, "_count(*squares"),
+                                     (format_a_starred_list, "format(*squares")])
+def test_a_starred_list_grown_in_a_tensor_loop_given_to_another_callee_names_the_list(f, call):
+    """Only print takes `*l` of a length known when the graph runs; Python cannot unpack it
+    while tracing for another callee: a TypeError naming the list and the line."""
+    assert check(f, 2, tensors=False) == f(2)
+    with pytest.raises(TypeError) as info:
+        ag.convert(f)(rt.constant(2))
+    assert "the list 'squares' is grown in a tensor loop" in str(info.value), shown(info.value)
+    assert points_at(info.value, f, call), shown(info.value)
 
 
 def test_one_trace_prints_to_the_buffer_of_each_call():
@@ -1377,32 +1448,6 @@ def try_around_a_helper_raising_in_a_tensor_if(x):
     return y
 
 
-PRINT_STAR_OF_A_TENSOR_LIST = (
-    "autograph/converters/call_trees.py writes print(*l) as converted_call(print, (*l,), ...): "
-    "the generated code unpacks the list by Python iteration before converted_call sees the "
-    "call, and a list grown in a tensor loop has a length known only at run time, so the "
-    "trace fails (a TypeError naming the list and the line: "
-    "test_unpacking_a_list_grown_in_a_tensor_loop_names_the_list); passing the starred list "
-    "itself would let print_ print its rows separated by `sep` (logging_ops.Rows)")
-
-
-@arg_sets((4,), (0,))
-def print_star_of_a_tensor_list(n):
-    squares = []
-    for i in range(n):
-        squares.append(i * i)
-    print(*squares, sep=", ")
-    return n
-
-
-def test_unpacking_a_list_grown_in_a_tensor_loop_names_the_list():
-    with pytest.raises(TypeError) as info:
-        ag.convert(print_star_of_a_tensor_list)(rt.constant(3))
-    assert "the list 'squares' is grown in a tensor loop" in str(info.value), shown(info.value)
-    assert points_at(info.value, print_star_of_a_tensor_list, "print(*squares"), \
-        shown(info.value)
-
-
 class Account:
     def __init__(self, balance):
         self.balance = balance
@@ -1504,7 +1549,6 @@ def print_then_a_helper_raises(x):
     fstring_of_an_fstring,
     format_builtin,
     print_returns_none,                 # None while tracing too, as Python's print
-    known_bug(print_star_of_a_tensor_list, PRINT_STAR_OF_A_TENSOR_LIST, tensors=True),
     print_a_dataclass,                  # a dataclass is a nested structure (runtime/nest.py)
     print_an_object_with_a_repr,
     assert_message_with_a_side_effect,  # the message is computed only when it fails
@@ -1692,14 +1736,8 @@ def test_a_try_inside_a_tensor_branch_catches_while_tracing_as_python_would():
         check(a_helpers_try_inside_a_tensor_branch, value, tensors=True)
 
 
-PRINTED_EXCEPTION_HOLDING_A_TENSOR = (
-    "runtime/ops/logging_ops.py _split_tensors takes tensors out of nested structures and "
-    "FormattedStrings only: an exception caught while tracing whose message is an f-string of "
-    "a tensor (ValueError(f'{v} is rejected')) is a leaf printed with its trace-time text "
-    "('caught Tensor(\"x:0\", ...) is rejected'); its args could be a template as "
-    "runtime/ops/exception_ops.py makes of a staged raise's")
-
-
+# An exception caught while tracing prints as Python prints it (its str, or its repr in a
+# container), with the values the graph computes for the tensors in its arguments.
 def _report_rejection(v):
     try:
         _rejected(v)
@@ -1712,9 +1750,39 @@ def print_a_caught_exception(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=PRINTED_EXCEPTION_HOLDING_A_TENSOR)
-def test_known_bug_printing_a_caught_exception_holding_a_tensor():
-    check(print_a_caught_exception, 5.0, tensors=True)
+class Overdrawn(Exception):
+    pass
+
+
+def print_caught_exceptions_in_every_form(x):
+    try:
+        _rejected(x)
+    except ValueError as e:
+        print([e], repr(e), str(e), e.args)
+        print(f"got {e!r} / {e}", "{} / {!r}".format(e, e), "%s|%r" % (e, e))
+    try:
+        raise Overdrawn("over by", x * 2)
+    except Overdrawn as e:
+        print(e, [e], file=LOG)
+    try:
+        raise KeyError(f"k{x:.1f}")
+    except KeyError as e:
+        print(e, repr(e), {"error": e})
+    try:
+        raise RuntimeError(x, ValueError(f"inner {x}"))
+    except RuntimeError as e:
+        print(e, [e])
+    try:
+        raise ValueError()
+    except ValueError as e:
+        print("empty:", e, [e], sep="|")
+    return x
+
+
+@pytest.mark.parametrize("tensors", [False, True])
+def test_printing_a_caught_exception_holding_a_tensor(tensors):
+    check(print_a_caught_exception, 5.0, tensors=tensors)
+    check(print_caught_exceptions_in_every_form, 2.5, tensors=tensors)
 
 
 def test_a_branch_that_raises_needs_no_value_for_what_the_other_assigns():

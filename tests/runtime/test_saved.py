@@ -245,6 +245,32 @@ def test_converted_loops_save_with_the_runtime_alone(tmp_path):
     assert rt.saved.load(str(tmp_path / "s"))(rt.constant(3)).numpy() == 4
 
 
+def test_print_of_a_starred_list_grown_in_a_loop_round_trips(tmp_path, capsys):
+    """print(*l): a template slot printed as its rows, each a value of print's ("spread")."""
+    import autograph as ag
+
+    @ag.convert
+    def squares(n):
+        values = []
+        for i in range(n):
+            values.append(i * i)
+        print("rows:", *values, sep=", ")
+        return n
+
+    rt.saved.save(squares.get_concrete_function(rt.constant(3)), str(tmp_path / "s"))
+    path = tmp_path / "s" / "graph.json"
+    loaded = rt.saved.load(str(tmp_path / "s"))
+    capsys.readouterr()
+    loaded(rt.constant(4))
+    loaded(rt.constant(0))
+    assert capsys.readouterr().out == "rows:, 0, 1, 4, 9\nrows:\n"
+    text = path.read_text()
+    assert '"rows": "spread"' in text
+    path.write_text(text.replace('"rows": "spread"', '"rows": "spread out"'))
+    with pytest.raises(LoadError, match="'rows' is true, false or 'spread'"):
+        rt.saved.load(str(tmp_path / "s"))
+
+
 def test_gradients_through_cond_and_while_round_trip(tmp_path):
     def f(x):
         y = rt.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x), [0, x])[1]
