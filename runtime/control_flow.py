@@ -24,6 +24,7 @@ from .errors import loop_limit_exceeded
 from .executor import run_graph
 from .graph import Graph, Operation
 from .ops import array_ops
+from .ops import logging_ops, math_ops
 from .ops.math_ops import cast, weak_kind_of
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
@@ -182,6 +183,13 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
     then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
     outputs_then, outputs_else, template, weak = [], [], [], []
     for i, (a, b) in enumerate(zip(then_flat, else_flat)):
+        if _texts_differ(a, b):
+            a, b, choices = _chosen_text_indices(a, b, then_graph, else_graph)
+            template.append(nest.Choice(len(outputs_then), choices))
+            outputs_then.append(a)
+            outputs_else.append(b)
+            weak.append(None)
+            continue
         kinds = (weak_kind_of(a), weak_kind_of(b))
         a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
         if a is None and b is None:
@@ -202,8 +210,37 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
                   "then_map": then_map, "else_map": else_map}, name)
     for out, kind in zip(outs, weak):       # a Python number from both branches still is
         out.weak = kind
-    flat = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf for leaf in template]
+    flat = [logging_ops.ChosenText(outs[leaf.index], leaf.choices) if isinstance(
+                leaf, nest.Choice) else outs[leaf.index] if isinstance(leaf, nest.Slot)
+            else leaf for leaf in template]
     return nest.pack_sequence_as(then_result, flat)
+
+
+def _texts_differ(a, b):
+    """Whether branch values `a` and `b` are strings (or texts chosen by an inner tensor
+    condition) that differ: the cond outputs which one it took (a ChosenText)."""
+    if not (_choosable(a) and _choosable(b)) or a is b:
+        return False
+    return not (type(a) is str and type(b) is str and a == b)
+
+
+def _choosable(value):
+    return type(value) is str or isinstance(value, logging_ops.ChosenText)
+
+
+def _chosen_text_indices(a, b, then_graph, else_graph):
+    """The int32 index each branch outputs into the choices (a's, then b's; a choice an
+    inner condition made is flattened into its strings) and those choices."""
+    def index(value, graph, offset):
+        with graph.as_default():
+            if type(value) is str:
+                return registry.constant(np.int32(offset)), (value,)
+            if offset:
+                return math_ops.add(value.index, np.int32(offset)), value.choices
+            return value.index, value.choices
+    a_index, a_choices = index(a, then_graph, 0)
+    b_index, b_choices = index(b, else_graph, len(a_choices))
+    return a_index, b_index, a_choices + b_choices
 
 
 def _names_note(names):

@@ -26,8 +26,9 @@ class FormattedString(str):
     `rt.print`, the text of the values the graph computes.
 
     `parts`: literal strings and (value, conversion, format spec) triples, conversion
-    being None, "s", "r" or "a" (as in f-strings and str.format), or "%" for a printf-style
-    spec such as "%5.2f" (the `%` operator on strings).
+    being None, "s", "r" or "a" (as in f-strings and str.format), "%" for a printf-style
+    spec such as "%5.2f" (the `%` operator on strings), or "choice": the spec is a tuple of
+    strings, the value the index of the one shown (ChosenText).
     """
 
     def __new__(cls, parts):
@@ -47,6 +48,41 @@ class FormattedString(str):
         if not isinstance(other, str):
             return NotImplemented
         return FormattedString(_parts_of(other) + self.parts)
+
+
+class ChosenText(FormattedString):
+    """One of several strings, chosen when the graph runs by an int32 tensor: what a tensor
+    `if` (or `a if c else b`) makes of branches that give different strings. It prints
+    and formats as the string chosen; `==` and `!=` with a string are bool tensors."""
+
+    def __new__(cls, index, choices):
+        self = super().__new__(cls, ((index, "choice", tuple(choices)),))
+        self.index, self.choices = index, tuple(choices)
+        return self
+
+    def __eq__(self, other):
+        if not isinstance(other, str):
+            return NotImplemented
+        if isinstance(other, ChosenText):
+            raise TypeError("comparing two strings a tensor condition chooses is not "
+                            "supported in a graph: compare each with a constant string")
+        hits = [math_ops.equal(self.index, k) for k, choice in enumerate(self.choices)
+                if choice == other]
+        if not hits:
+            return convert_to_tensor(False)
+        result = hits[0]
+        for hit in hits[1:]:
+            result = math_ops.logical_or(result, hit)
+        return result
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else math_ops.logical_not(equal)
+
+    __hash__ = None              # (its text is known only when the graph runs)
+
+    def __reduce__(self):
+        return FormattedString.__reduce__(self)
 
 
 class Shown:
@@ -77,6 +113,10 @@ def format_parts(parts, tracing=False):
             out.append(part)
             continue
         value, conversion, spec = part
+        if conversion == "choice":              # ChosenText: spec holds the strings
+            out.append("|".join(spec) if tracing and not isinstance(value, (
+                np.ndarray, np.generic, EagerTensor)) else spec[int(value)])
+            continue
         try:
             if conversion == "%":
                 out.append(spec % (value,))

@@ -12,7 +12,8 @@ Attribute values keep their Python type through tagged JSON:
     sub-graph (cond, while, call)        {"graph": {...}}
     Variable                             {"variable": 0}  (an index into "variables")
     random op state                      {"rng": [global_seed, op_seed]} or {"rng": null}
-    print/assert template slot           {"slot": 0, "variable": null}, with "weak": "i" (a
+    print/assert template slot           {"slot": 0, "variable": null}
+    a string a tensor condition chose    {"output": 0, "choices": ["pos", "neg"]}, with "weak": "i" (a
                                          Python number), "rows": true or "spread" (a list)
     f-string in a print template         {"fstring": ["text", [value, "r", spec], ...]}
     an object's text shown in a container {"shown": "text" or {"fstring": ...}}
@@ -39,7 +40,7 @@ import numpy as np
 from .. import devices
 from .. import dtypes
 from ..function import TensorSpec
-from ..nest import Slot
+from ..nest import Choice, Slot
 from ..graph import Graph
 from ..ops.logging_ops import FormattedTemplate, Shown, TemplateSlot
 from ..ops.random_ops import RngState
@@ -189,6 +190,8 @@ class Writer:
             if isinstance(v, TensorSpec):
                 return {"spec": {"shape": shape_json(v.shape), "dtype": v.dtype.name,
                                  "name": v.name}}
+            if isinstance(v, Choice):
+                return {"output": v.index, "choices": list(v.choices)}
             if isinstance(v, Slot):
                 return {"output": v.index}
             if opaque:
