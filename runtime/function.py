@@ -413,6 +413,14 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
         return _trace_into_graph(python_function, args, kwargs, name, arg_names)
 
 
+def _shown_choice(choice):
+    """A choice of a ChosenText as an error message shows it: an f-string's literal text
+    with `{...}` where it formats a tensor."""
+    if type(choice) is str:
+        return repr(choice)
+    return repr("".join(p if isinstance(p, str) else "{...}" for p in choice.parts))
+
+
 def _trace_into_graph(python_function, args, kwargs, name, arg_names):
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
@@ -438,6 +446,12 @@ def _trace_into_graph(python_function, args, kwargs, name, arg_names):
         outputs, template_leaves = [], []
         for leaf in leaves:
             if isinstance(leaf, logging_ops.ChosenText):       # the string, when it runs
+                if not leaf.plain():
+                    raise TypeError(
+                        f"{name} returns a string formatted from tensors and chosen by a "
+                        f"tensor condition (one of "
+                        f"{' or '.join(_shown_choice(c) for c in leaf.choices)}): print it "
+                        f"in the function, or return the tensors and format them outside")
                 template_leaves.append(nest.Choice(len(outputs), leaf.choices))
                 outputs.append(leaf.index)
             elif isinstance(leaf, Tensor):

@@ -63,9 +63,10 @@ class ChosenText(FormattedString):
     def __eq__(self, other):
         if not isinstance(other, str):
             return NotImplemented
-        if isinstance(other, ChosenText):
-            raise TypeError("comparing two strings a tensor condition chooses is not "
-                            "supported in a graph: compare each with a constant string")
+        if isinstance(other, FormattedString) or not self.plain():
+            raise TypeError("comparing a string chosen by a tensor condition with a string "
+                            "formatted from tensors is not supported in a graph: compare the "
+                            "chosen string with constant strings")
         hits = [math_ops.equal(self.index, k) for k, choice in enumerate(self.choices)
                 if choice == other]
         if not hits:
@@ -80,6 +81,10 @@ class ChosenText(FormattedString):
         return equal if equal is NotImplemented else math_ops.logical_not(equal)
 
     __hash__ = None              # (its text is known only when the graph runs)
+
+    def plain(self):
+        """Whether every choice is a constant string (none formats tensors)."""
+        return all(type(choice) is str for choice in self.choices)
 
     def __reduce__(self):
         return FormattedString.__reduce__(self)
@@ -114,8 +119,8 @@ def format_parts(parts, tracing=False):
             continue
         value, conversion, spec = part
         if conversion == "choice":              # ChosenText: spec holds the strings
-            out.append("|".join(spec) if tracing and not isinstance(value, (
-                np.ndarray, np.generic, EagerTensor)) else spec[int(value)])
+            out.append("|".join(map(str, spec)) if tracing and not isinstance(value, (
+                np.ndarray, np.generic, EagerTensor)) else str(spec[int(value)]))
             continue
         try:
             if conversion == "%":
@@ -129,6 +134,31 @@ def format_parts(parts, tracing=False):
                 raise
             out.append(str(value))
     return "".join(out)
+
+
+def with_tensors(template, tensors):
+    """Undo `_split_tensors`: `template`'s values with `tensors` (graph tensors) in its
+    slots, its FormattedTemplates FormattedStrings again."""
+    def leaf_value(leaf):
+        if isinstance(leaf, TemplateSlot):
+            tensor = tensors[leaf.index]
+            if leaf.rows:
+                return Rows(tensor, leaf.weak)
+            if leaf.weak is not None:
+                tensor.weak = leaf.weak
+            return tensor
+        if isinstance(leaf, Shown):
+            return Shown(leaf_value(leaf.text))
+        if isinstance(leaf, FormattedTemplate):
+            return FormattedString(tuple(
+                part if isinstance(part, str) else (fill(part[0]), part[1], fill(part[2]))
+                for part in leaf.parts))
+        return leaf
+
+    def fill(structure):
+        return nest.map_structure(leaf_value, structure)
+
+    return fill(template)
 
 
 def _split_tensors(values):

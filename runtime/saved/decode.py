@@ -522,8 +522,9 @@ def _dec_fstring(r, v, dec, where):
         spec = dec(part[2])
         if part[1] == "choice":               # the strings a tensor condition chooses among
             if not (isinstance(spec, (list, tuple)) and spec
-                    and all(isinstance(c, str) for c in spec)):
-                r.fail(where, f"a chosen string's choices must be strings, got {spec!r}"[:300])
+                    and all(isinstance(c, (str, FormattedTemplate)) for c in spec)):
+                r.fail(where, f"a chosen string's choices must be text or f-strings, got "
+                              f"{spec!r}"[:300])
             parts.append((dec(part[0]), "choice", tuple(spec)))
             continue
         if not isinstance(spec, (str, FormattedTemplate)):

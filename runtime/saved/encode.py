@@ -12,8 +12,7 @@ Attribute values keep their Python type through tagged JSON:
     sub-graph (cond, while, call)        {"graph": {...}}
     Variable                             {"variable": 0}  (an index into "variables")
     random op state                      {"rng": [global_seed, op_seed]} or {"rng": null}
-    print/assert template slot           {"slot": 0, "variable": null}
-    a string a tensor condition chose    {"output": 0, "choices": ["pos", "neg"]}, with "weak": "i" (a
+    print/assert template slot           {"slot": 0, "variable": null}, with "weak": "i" (a
                                          Python number), "rows": true or "spread" (a list)
     f-string in a print template         {"fstring": ["text", [value, "r", spec], ...]}
     an object's text shown in a container {"shown": "text" or {"fstring": ...}}
@@ -21,7 +20,8 @@ Attribute values keep their Python type through tagged JSON:
 
 The function's signature and output structure use the same form plus
 {"spec": {"shape": [...], "dtype": ...}} (a tensor argument), {"output": i}
-(the i-th graph output) and {"opaque": "repr"} (a Python argument fixed by the
+(the i-th graph output), {"output": i, "choices": ["pos", "neg"]} (the string a tensor
+condition chose, the i-th output its index) and {"opaque": "repr"} (a Python argument fixed by the
 trace that is not plain data; a loaded function ignores values given for it).
 Anything else (a py_function's Python function, a file to print to) is a SaveError, whose
 message is the object's `cannot_save` text when it has one.

@@ -49,6 +49,29 @@ def nested_labels(x, y):
     return {"kind": kind, "where": where}
 
 
+def progress(losses):
+    best = 100.0
+    for loss in losses:
+        if loss < best:
+            status = f"improved to {loss:.3f}"
+            best = loss
+        else:
+            status = "no improvement"
+        print(status)
+    return best
+
+
+def formatted_labels(x):
+    if x > 10:
+        msg = f"big {x}"
+    elif x > 0:
+        msg = "small"
+    else:
+        msg = f"negative {x * 2} ({'odd' if x % 2 else 'even'})"
+    print("msg:", msg, f"[{msg:>12}]")
+    return x
+
+
 def same_string_in_both_branches(x):
     if x > 0:
         s = "same"
@@ -75,6 +98,9 @@ def run(fn, args, tensors):
     (sign_label, (3.0,)), (sign_label, (-2.0,)), (sign_label, (0.0,)),
     (nested_labels, (20, 1)), (nested_labels, (5, -1)), (nested_labels, (-3, 2)),
     (same_string_in_both_branches, (1.0,)), (same_string_in_both_branches, (-1.0,)),
+    (progress, ([3.0, 2.5, 2.7, 1.0],)), (progress, ([],)),
+    (formatted_labels, (20,)), (formatted_labels, (5,)), (formatted_labels, (-3,)),
+    (formatted_labels, (-4,)),
 ])
 def test_a_string_chosen_by_a_tensor_condition_behaves_as_pythons(fn, args, executor):
     expected = run(fn, args, tensors=False)
@@ -127,6 +153,32 @@ def test_a_chosen_string_used_where_its_text_is_needed_while_tracing_is_an_error
 
     with pytest.raises(ag.StagingError, match="'s' holds a Python str"):
         in_a_loop(rt.constant(3))
+
+
+def test_a_chosen_f_string_prints_in_a_saved_graph_and_cannot_be_returned(tmp_path):
+    f = rt.function(ag.to_graph(formatted_labels), input_signature=[rt.TensorSpec([], rt.int32)])
+    rt.saved.save(f, str(tmp_path / "m"))
+    loaded = rt.saved.load(str(tmp_path / "m"))
+    for x in (20, 5, -3):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            loaded(rt.constant(x))
+        assert out.getvalue() == run(formatted_labels, (x,), tensors=False)[1]
+
+    @ag.convert
+    def returns_it(x):
+        return f"v={x}" if x > 0 else "none"
+
+    with pytest.raises(TypeError, match=r"one of 'v=\{\.\.\.\}' or 'none'"):
+        returns_it(rt.constant(1.0))
+
+    @ag.convert
+    def compares_it(x):
+        s = f"v={x}" if x > 0 else "none"
+        return s == "none"
+
+    with pytest.raises(TypeError, match="formatted from tensors"):
+        compares_it(rt.constant(1.0))
 
 
 def test_comparing_a_chosen_string_gives_a_bool_tensor_in_the_graph():
