@@ -80,7 +80,12 @@ class ChosenText(FormattedString):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else math_ops.logical_not(equal)
 
-    __hash__ = None              # (its text is known only when the graph runs)
+    def __hash__(self):
+        raise TypeError(
+            f"a string chosen by a tensor condition (one of {len(self.choices)}: "
+            f"{', '.join(repr(str(c)) for c in self.choices[:4])}) is known only when the "
+            f"graph runs, so it cannot be a dict key or set member while tracing: key by "
+            f"the condition's outcome, or decide with a Python condition")
 
     def plain(self):
         """Whether every choice is a constant string (none formats tensors)."""

@@ -141,7 +141,7 @@ def test_a_chosen_string_used_where_its_text_is_needed_while_tracing_is_an_error
         counts["pos" if x > 0 else "neg"] = 1
         return x
 
-    with pytest.raises(TypeError, match="unhashable"):
+    with pytest.raises(TypeError, match="cannot be a dict key or set member"):
         as_key(rt.constant(1.0))
 
     @ag.convert
