@@ -24,6 +24,7 @@ from .errors import loop_limit_exceeded
 from .executor import run_graph
 from .graph import Graph, Operation
 from .ops import array_ops
+from .ops import logging_ops, math_ops
 from .ops.math_ops import cast, weak_kind_of
 from .ops import registry
 from .ops.registry import apply, convert_to_tensor
@@ -182,6 +183,13 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
     then_flat, else_flat = nest.flatten(then_result), nest.flatten(else_result)
     outputs_then, outputs_else, template, weak = [], [], [], []
     for i, (a, b) in enumerate(zip(then_flat, else_flat)):
+        if _texts_differ(a, b):
+            a_outs, b_outs, choices = _chosen_text_outputs(a, b, then_graph, else_graph)
+            template.append(_Texts(len(outputs_then), len(a_outs), choices))
+            outputs_then.extend(a_outs)
+            outputs_else.extend(b_outs)
+            weak.extend([None] * len(a_outs))
+            continue
         kinds = (weak_kind_of(a), weak_kind_of(b))
         a, b = _unify_branch_values(a, b, then_graph, else_graph, _describe(names, i))
         if a is None and b is None:
@@ -202,8 +210,66 @@ def cond_with_names(pred, true_fn, false_fn, names=None, name=None, missing=None
                   "then_map": then_map, "else_map": else_map}, name)
     for out, kind in zip(outs, weak):       # a Python number from both branches still is
         out.weak = kind
-    flat = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf for leaf in template]
+    flat = [leaf.value(outs) if isinstance(leaf, _Texts) else outs[leaf.index]
+            if isinstance(leaf, nest.Slot) else leaf for leaf in template]
     return nest.pack_sequence_as(then_result, flat)
+
+
+def _texts_differ(a, b):
+    """Whether branch values `a` and `b` are strings (or f-strings of tensors, or strings
+    an inner tensor condition chose) that differ: the cond outputs which one it took."""
+    if not (_choosable(a) and _choosable(b)) or a is b:
+        return False
+    return not (type(a) is str and type(b) is str and a == b)
+
+
+def _choosable(value):
+    return type(value) is str or isinstance(value, logging_ops.FormattedString)
+
+
+class _Texts:
+    """Where a cond's outputs hold the string its branch gave: the index of its choice,
+    then the tensors the choices format (each choice a string or a FormattedTemplate
+    numbering them from 0, and how many it takes)."""
+
+    __slots__ = ("start", "count", "choices")
+
+    def __init__(self, start, count, choices):
+        self.start, self.count, self.choices = start, count, choices
+
+    def value(self, outs):
+        tensors = outs[self.start + 1:self.start + self.count]
+        texts, used = [], 0
+        for choice, n in self.choices:
+            texts.append(logging_ops.with_tensors(choice, tensors[used:used + n]))
+            used += n
+        return logging_ops.ChosenText(outs[self.start], texts)
+
+
+def _chosen_text_outputs(a, b, then_graph, else_graph):
+    """Each branch's outputs for a string chosen between `a` and `b`: the int32 index of
+    its choice (a's choices first; an inner condition's choices are flattened in), then the
+    tensors of every choice's f-string, zeros where the other branch's; and the choices."""
+    def split(value, graph):
+        choices = value.choices if isinstance(value, logging_ops.ChosenText) else (value,)
+        with graph.as_default():
+            parts = [logging_ops._split_tensors(choice) for choice in choices]
+        return [(t, len(ts)) for t, ts in parts], [t for _, ts in parts for t in ts]
+
+    def index(value, graph, offset):
+        with graph.as_default():
+            if not isinstance(value, logging_ops.ChosenText):
+                return registry.constant(np.int32(offset))
+            return math_ops.add(value.index, np.int32(offset)) if offset else value.index
+    a_choices, a_tensors = split(a, then_graph)
+    b_choices, b_tensors = split(b, else_graph)
+    with else_graph.as_default():
+        a_zeros = [_zeros_like_value(t) for t in a_tensors]
+    with then_graph.as_default():
+        b_zeros = [_zeros_like_value(t) for t in b_tensors]
+    a_outs = [index(a, then_graph, 0)] + a_tensors + b_zeros
+    b_outs = [index(b, else_graph, len(a_choices))] + a_zeros + b_tensors
+    return a_outs, b_outs, a_choices + b_choices
 
 
 def _names_note(names):

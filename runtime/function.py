@@ -40,7 +40,7 @@ from .auto_control_deps import add_control_dependencies
 from .errors import OpError
 from .executor import function_runner, run_graph
 from .graph import Graph, Operation
-from .ops import registry
+from .ops import logging_ops, registry
 from .ops.registry import apply, convert_to_tensor
 from .passes import no_collections
 from .shapes import TensorShape
@@ -117,7 +117,7 @@ class ConcreteFunction:
         self._output_template = output_template
         self._arg_template = arg_template      # (args, kwargs) with TensorSpec leaves
         self.name = name
-        self._single = isinstance(output_template, nest.Slot)
+        self._single = type(output_template) is nest.Slot
         self._single_dtype = (graph.outputs[output_template.index].dtype if self._single
                               else None)       # the one result's DType, as traced
         self._single_index = output_template.index if self._single else None
@@ -141,7 +141,9 @@ class ConcreteFunction:
         """The outputs in the structure the Python function returned."""
         return nest.pack_sequence_as(
             self._output_template,
-            [self.graph.outputs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
+            [logging_ops.ChosenText(self.graph.outputs[leaf.index], leaf.choices)
+             if isinstance(leaf, nest.Choice) else self.graph.outputs[leaf.index]
+             if isinstance(leaf, nest.Slot) else leaf
              for leaf in nest.flatten(self._output_template)])
 
     @property
@@ -206,7 +208,8 @@ class ConcreteFunction:
         """The result's structure, holding `outs` (the flat results)."""
         if self._single:
             return outs[self._output_template.index]
-        leaves = [outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
+        leaves = [leaf.chosen(outs[leaf.index]) if isinstance(leaf, nest.Choice) else
+                  outs[leaf.index] if isinstance(leaf, nest.Slot) else leaf
                   for leaf in nest.flatten(self._output_template)]
         return nest.pack_sequence_as(self._output_template, leaves)
 
@@ -410,6 +413,14 @@ def trace_into_graph(python_function, args, kwargs, name, arg_names):
         return _trace_into_graph(python_function, args, kwargs, name, arg_names)
 
 
+def _shown_choice(choice):
+    """A choice of a ChosenText as an error message shows it: an f-string's literal text
+    with `{...}` where it formats a tensor."""
+    if type(choice) is str:
+        return repr(choice)
+    return repr("".join(p if isinstance(p, str) else "{...}" for p in choice.parts))
+
+
 def _trace_into_graph(python_function, args, kwargs, name, arg_names):
     graph = Graph(name=name, outer_graph=context.current_graph())
     graph.is_function = True
@@ -434,7 +445,16 @@ def _trace_into_graph(python_function, args, kwargs, name, arg_names):
         leaves = [_output_leaf(x) for x in nest.flatten(result)]
         outputs, template_leaves = [], []
         for leaf in leaves:
-            if isinstance(leaf, Tensor):
+            if isinstance(leaf, logging_ops.ChosenText):       # the string, when it runs
+                if not leaf.plain():
+                    raise TypeError(
+                        f"{name} returns a string formatted from tensors and chosen by a "
+                        f"tensor condition (one of "
+                        f"{' or '.join(_shown_choice(c) for c in leaf.choices)}): print it "
+                        f"in the function, or return the tensors and format them outside")
+                template_leaves.append(nest.Choice(len(outputs), leaf.choices))
+                outputs.append(leaf.index)
+            elif isinstance(leaf, Tensor):
                 template_leaves.append(nest.Slot(len(outputs)))
                 outputs.append(leaf)
             else:

@@ -179,3 +179,20 @@ class Slot:
 
     def __repr__(self):
         return f"<tensor {self.index}>"
+
+
+class Choice(Slot):
+    """A Slot whose tensor is the index of the string a tensor condition chose among
+    `choices` (logging_ops.ChosenText): the rebuilt structure holds that string."""
+
+    __slots__ = ("choices",)
+
+    def __init__(self, index, choices):
+        super().__init__(index)
+        self.choices = tuple(choices)
+
+    def chosen(self, index):
+        return self.choices[int(index)]
+
+    def __repr__(self):
+        return f"<one of {self.choices!r}: tensor {self.index}>"

@@ -47,7 +47,8 @@ class Shipped:
         """The trace's result, in its structure, from the arrays a worker returned."""
         template = self.template
         arrays = iter(arrays)
-        leaves = [EagerTensor(usable(next(arrays))) if isinstance(leaf, nest.Slot) else leaf
+        leaves = [leaf.chosen(next(arrays)) if isinstance(leaf, nest.Choice) else
+                  EagerTensor(usable(next(arrays))) if isinstance(leaf, nest.Slot) else leaf
                   for leaf in nest.flatten(template)]
         return nest.pack_sequence_as(template, leaves)
 

@@ -26,8 +26,9 @@ class FormattedString(str):
     `rt.print`, the text of the values the graph computes.
 
     `parts`: literal strings and (value, conversion, format spec) triples, conversion
-    being None, "s", "r" or "a" (as in f-strings and str.format), or "%" for a printf-style
-    spec such as "%5.2f" (the `%` operator on strings).
+    being None, "s", "r" or "a" (as in f-strings and str.format), "%" for a printf-style
+    spec such as "%5.2f" (the `%` operator on strings), or "choice": the spec is a tuple of
+    strings, the value the index of the one shown (ChosenText).
     """
 
     def __new__(cls, parts):
@@ -47,6 +48,51 @@ class FormattedString(str):
         if not isinstance(other, str):
             return NotImplemented
         return FormattedString(_parts_of(other) + self.parts)
+
+
+class ChosenText(FormattedString):
+    """One of several strings, chosen when the graph runs by an int32 tensor: what a tensor
+    `if` (or `a if c else b`) makes of branches that give different strings. It prints
+    and formats as the string chosen; `==` and `!=` with a string are bool tensors."""
+
+    def __new__(cls, index, choices):
+        self = super().__new__(cls, ((index, "choice", tuple(choices)),))
+        self.index, self.choices = index, tuple(choices)
+        return self
+
+    def __eq__(self, other):
+        if not isinstance(other, str):
+            return NotImplemented
+        if isinstance(other, FormattedString) or not self.plain():
+            raise TypeError("comparing a string chosen by a tensor condition with a string "
+                            "formatted from tensors is not supported in a graph: compare the "
+                            "chosen string with constant strings")
+        hits = [math_ops.equal(self.index, k) for k, choice in enumerate(self.choices)
+                if choice == other]
+        if not hits:
+            return convert_to_tensor(False)
+        result = hits[0]
+        for hit in hits[1:]:
+            result = math_ops.logical_or(result, hit)
+        return result
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else math_ops.logical_not(equal)
+
+    def __hash__(self):
+        raise TypeError(
+            f"a string chosen by a tensor condition (one of {len(self.choices)}: "
+            f"{', '.join(repr(str(c)) for c in self.choices[:4])}) is known only when the "
+            f"graph runs, so it cannot be a dict key or set member while tracing: key by "
+            f"the condition's outcome, or decide with a Python condition")
+
+    def plain(self):
+        """Whether every choice is a constant string (none formats tensors)."""
+        return all(type(choice) is str for choice in self.choices)
+
+    def __reduce__(self):
+        return FormattedString.__reduce__(self)
 
 
 class Shown:
@@ -77,6 +123,10 @@ def format_parts(parts, tracing=False):
             out.append(part)
             continue
         value, conversion, spec = part
+        if conversion == "choice":              # ChosenText: spec holds the strings
+            out.append("|".join(map(str, spec)) if tracing and not isinstance(value, (
+                np.ndarray, np.generic, EagerTensor)) else str(spec[int(value)]))
+            continue
         try:
             if conversion == "%":
                 out.append(spec % (value,))
@@ -89,6 +139,31 @@ def format_parts(parts, tracing=False):
                 raise
             out.append(str(value))
     return "".join(out)
+
+
+def with_tensors(template, tensors):
+    """Undo `_split_tensors`: `template`'s values with `tensors` (graph tensors) in its
+    slots, its FormattedTemplates FormattedStrings again."""
+    def leaf_value(leaf):
+        if isinstance(leaf, TemplateSlot):
+            tensor = tensors[leaf.index]
+            if leaf.rows:
+                return Rows(tensor, leaf.weak)
+            if leaf.weak is not None:
+                tensor.weak = leaf.weak
+            return tensor
+        if isinstance(leaf, Shown):
+            return Shown(leaf_value(leaf.text))
+        if isinstance(leaf, FormattedTemplate):
+            return FormattedString(tuple(
+                part if isinstance(part, str) else (fill(part[0]), part[1], fill(part[2]))
+                for part in leaf.parts))
+        return leaf
+
+    def fill(structure):
+        return nest.map_structure(leaf_value, structure)
+
+    return fill(template)
 
 
 def _split_tensors(values):

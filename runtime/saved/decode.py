@@ -21,7 +21,7 @@ from .. import devices
 from .. import dtypes
 from .. import nest
 from ..function import ConcreteFunction, TensorSpec
-from ..nest import Slot
+from ..nest import Choice, Slot
 from ..graph import Graph
 from ..ops import registry
 from ..ops.logging_ops import FormattedTemplate, Shown, TemplateSlot
@@ -515,14 +515,29 @@ def _dec_fstring(r, v, dec, where):
         if isinstance(part, str):
             parts.append(part)
             continue
-        if not (isinstance(part, list) and len(part) == 3 and part[1] in (None, "s", "r", "a", "%")):
+        if not (isinstance(part, list) and len(part) == 3
+                and part[1] in (None, "s", "r", "a", "%", "choice")):
             r.fail(where, f"an f-string part is text or [value, conversion, spec], got "
                           f"{part!r}"[:300])
         spec = dec(part[2])
+        if part[1] == "choice":               # the strings a tensor condition chooses among
+            if not (isinstance(spec, (list, tuple)) and spec
+                    and all(isinstance(c, (str, FormattedTemplate)) for c in spec)):
+                r.fail(where, f"a chosen string's choices must be text or f-strings, got "
+                              f"{spec!r}"[:300])
+            parts.append((dec(part[0]), "choice", tuple(spec)))
+            continue
         if not isinstance(spec, (str, FormattedTemplate)):
             r.fail(where, f"an f-string format spec must be text, got {spec!r}"[:300])
         parts.append((dec(part[0]), part[1], spec))
     return FormattedTemplate(tuple(parts))
+
+
+def _dec_choice(r, v, where):
+    choices = v["choices"]
+    if not (isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices)):
+        r.fail(where, f"'choices' must be a list of strings, got {choices!r}"[:300])
+    return Choice(_index(r, v["output"], 2**31, "output", where), choices)
 
 
 def _dec_shown(r, v, dec, where):
@@ -579,10 +594,12 @@ _TAGS = {
     frozenset({"spec"}): _dec_spec,
     frozenset({"output"}): lambda r, v, dec, where: Slot(
         _index(r, v["output"], 2**31, "output", where)),
+    frozenset({"output", "choices"}): lambda r, v, dec, where: _dec_choice(r, v, where),
     frozenset({"opaque"}): lambda r, v, dec, where: Opaque(str(v["opaque"])),
 }
 _CONTEXT_TAGS = {frozenset({"spec"}): "signature", frozenset({"opaque"}): "signature",
                  frozenset({"output"}): "outputs", frozenset({"array"}): "attr",
+                 frozenset({"output", "choices"}): "outputs",
                  frozenset({"rng"}): "attr", frozenset({"slot", "variable"}): "attr",
                  frozenset({"fstring"}): "attr", frozenset({"shown"}): "attr"}
 # A print's template slot may also say how its value prints ("weak", "rows").

@@ -20,7 +20,8 @@ Attribute values keep their Python type through tagged JSON:
 
 The function's signature and output structure use the same form plus
 {"spec": {"shape": [...], "dtype": ...}} (a tensor argument), {"output": i}
-(the i-th graph output) and {"opaque": "repr"} (a Python argument fixed by the
+(the i-th graph output), {"output": i, "choices": ["pos", "neg"]} (the string a tensor
+condition chose, the i-th output its index) and {"opaque": "repr"} (a Python argument fixed by the
 trace that is not plain data; a loaded function ignores values given for it).
 Anything else (a py_function's Python function, a file to print to) is a SaveError, whose
 message is the object's `cannot_save` text when it has one.
@@ -39,7 +40,7 @@ import numpy as np
 from .. import devices
 from .. import dtypes
 from ..function import TensorSpec
-from ..nest import Slot
+from ..nest import Choice, Slot
 from ..graph import Graph
 from ..ops.logging_ops import FormattedTemplate, Shown, TemplateSlot
 from ..ops.random_ops import RngState
@@ -189,6 +190,8 @@ class Writer:
             if isinstance(v, TensorSpec):
                 return {"spec": {"shape": shape_json(v.shape), "dtype": v.dtype.name,
                                  "name": v.name}}
+            if isinstance(v, Choice):
+                return {"output": v.index, "choices": list(v.choices)}
             if isinstance(v, Slot):
                 return {"output": v.index}
             if opaque:

@@ -1372,13 +1372,17 @@ def numpy_function_of_a_tensor(n):
 
 
 UNSTAGEABLE = [
-    (string_chosen_by_a_tensor, ag.StagingError, 'key = "even" if i % 2 == 0 else "odd"'),
-    (string_returned_by_a_tensor_if, ag.StagingError, "if 0 <= x < 10:"),
+    (string_chosen_by_a_tensor, TypeError, "counts[key] = counts.get(key, 0) + 1"),
     (python_list_indexed_by_a_tensor, TypeError, "acc[i % 2] += i"),
     (comprehension_over_a_tensor_range, TypeError, "return [y for i in range(n)"),
     (python_list_sliced_by_a_tensor, TypeError, 'for s in ["1", "2", "3"][:n]:'),
     (numpy_function_of_a_tensor, TypeError, "return np.square(n) + 1"),
 ]
+
+
+@pytest.mark.parametrize("x", [3, 12, -1])
+def test_a_string_returned_by_a_tensor_if_is_the_python_string(x):
+    assert_equivalent(string_returned_by_a_tensor_if, x, tensors=True)
 
 
 @pytest.mark.parametrize("f, error, line", UNSTAGEABLE, ids=[u[0].__name__ for u in UNSTAGEABLE])

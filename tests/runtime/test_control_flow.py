@@ -118,8 +118,14 @@ def test_cond_branch_errors_name_the_outputs():
                                         names=["a", "b"]), SCALAR)
     with pytest.raises(ValueError, match="is None in the true branch but a tensor"):
         trace(lambda x: rt.cond(x > 0, lambda: None, lambda: x), SCALAR)
-    with pytest.raises(ValueError, match="'a' in the true branch and 'b' in the false branch"):
-        trace(lambda x: rt.cond(x > 0, lambda: "a", lambda: "b"), SCALAR)
+    with pytest.raises(ValueError, match="<built-in function len> in the true branch and "
+                                         "<built-in function abs> in the false branch"):
+        trace(lambda x: rt.cond(x > 0, lambda: len, lambda: abs), SCALAR)
+
+
+def test_a_cond_choosing_between_strings_gives_the_string_its_branch_took():
+    f = rt.function(lambda x: rt.cond(x > 0, lambda: "pos", lambda: "neg"))
+    assert (f(rt.constant(1.0)), f(rt.constant(-1.0))) == ("pos", "neg")
 
 
 def test_a_tensor_leaked_out_of_a_branch_is_an_error_naming_where_it_was_made():
