@@ -17,7 +17,9 @@ with another effect (a variable update, a random number): the failed call has no
 but its prints. An error whose class sets `runs_staged_prints = False` (the compiler's
 refusals: the program did not run) runs nothing.
 """
+from . import devices
 from .executor import Plan
+from .passes import placement
 from .tensor import EagerTensor
 
 _EMITTED = frozenset({"print", "assert", "raise"})
@@ -47,13 +49,17 @@ def run_staged_prints(exc, tensors):
     outer = [t for t, _ in graph.captures]
     if not all(hasattr(t, "_value") for t in outer):
         return
-    targets = _effects_before_failure(graph)
-    if not targets:
+    if not _effects_before_failure(graph):
         return
+    placement.run(graph)        # (ops of a device without their kernel run on cpu:0)
+    targets = _effects_before_failure(graph)
     feeds = list(graph.inputs) + [inner for _, inner in graph.captures]
+    values = [t._value for t in tensors] + [t._value for t in outer]
+    if devices.placing:
+        values = [devices.resolve(t.op.device).put(v) for t, v in zip(feeds, values)]
     plan = Plan(graph, [], feeds, targets)
     try:
-        plan.run([t._value for t in tensors] + [t._value for t in outer])
+        plan.run(values)
     except Exception as e:
         raise e from None       # a check failing first: the error eager code raises
 
