@@ -49,10 +49,10 @@ def run_staged_prints(exc, tensors):
     outer = [t for t, _ in graph.captures]
     if not all(hasattr(t, "_value") for t in outer):
         return
-    if not _effects_before_failure(graph):
+    targets = _effects_before_failure(graph)
+    if not targets:
         return
     placement.run(graph)        # (ops of a device without their kernel run on cpu:0)
-    targets = _effects_before_failure(graph)
     feeds = list(graph.inputs) + [inner for _, inner in graph.captures]
     values = [t._value for t in tensors] + [t._value for t in outer]
     if devices.placing:

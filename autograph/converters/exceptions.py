@@ -12,9 +12,9 @@ exception already marked (or one the program did not raise: left as it is).
         handler                           except KeyError:
     finally:                                  handler
         final                             finally:
-                                              try_1.before_finally()
+                                              ag__.before_finally(try_1)
                                               final
-                                              try_1.after_finally()
+                                              ag__.after_finally(try_1)
 
 A `try` runs as Python while the function is traced; the checks its body adds to the
 graph (asserts, staged raises) fail only when the graph runs. `try_stmt` refuses a

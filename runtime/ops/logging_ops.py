@@ -91,9 +91,6 @@ class ChosenText(FormattedString):
         """Whether every choice is a constant string (none formats tensors)."""
         return all(type(choice) is str for choice in self.choices)
 
-    def __reduce__(self):
-        return FormattedString.__reduce__(self)
-
 
 class Shown:
     """An object's text where a container shows it: the repr of a user object in a printed
@@ -144,20 +141,27 @@ def format_parts(parts, tracing=False):
 def with_tensors(template, tensors):
     """Undo `_split_tensors`: `template`'s values with `tensors` (graph tensors) in its
     slots, its FormattedTemplates FormattedStrings again."""
+    def tensor(slot):
+        if slot.rows:
+            return Rows(tensors[slot.index], slot.weak, spread=slot.rows == "spread")
+        if slot.weak is not None:
+            tensors[slot.index].weak = slot.weak
+        return tensors[slot.index]
+
+    return _filled(template, tensor, lambda parts: FormattedString(tuple(parts)))
+
+
+def _filled(template, slot_value, formatted):
+    """`template` (see `_split_tensors`) with `slot_value(slot)` for each TemplateSlot and
+    `formatted(parts)` for each FormattedTemplate, its parts' values and specs filled."""
     def leaf_value(leaf):
         if isinstance(leaf, TemplateSlot):
-            tensor = tensors[leaf.index]
-            if leaf.rows:
-                return Rows(tensor, leaf.weak)
-            if leaf.weak is not None:
-                tensor.weak = leaf.weak
-            return tensor
+            return slot_value(leaf)
         if isinstance(leaf, Shown):
             return Shown(leaf_value(leaf.text))
         if isinstance(leaf, FormattedTemplate):
-            return FormattedString(tuple(
-                part if isinstance(part, str) else (fill(part[0]), part[1], fill(part[2]))
-                for part in leaf.parts))
+            return formatted([part if isinstance(part, str) else
+                              (fill(part[0]), part[1], fill(part[2])) for part in leaf.parts])
         return leaf
 
     def fill(structure):
@@ -273,21 +277,7 @@ def _fill(template, arrays):
             return python_number(array)
         return EagerTensor(array)
 
-    def leaf_value(leaf):
-        if isinstance(leaf, TemplateSlot):
-            return value(leaf)
-        if isinstance(leaf, Shown):
-            return Shown(leaf_value(leaf.text))
-        if isinstance(leaf, FormattedTemplate):
-            return format_parts([part if isinstance(part, str) else
-                                 (fill(part[0]), part[1], fill(part[2]))
-                                 for part in leaf.parts])
-        return leaf
-
-    def fill(structure):
-        return nest.map_structure(leaf_value, structure)
-
-    return fill(template)
+    return _filled(template, value, format_parts)
 
 
 def python_number(array):
